@@ -1,0 +1,106 @@
+# inquest: build, set-up, tests. `make demo` and `make test` work as the
+# first command on a fresh Debian 12 machine: both install what is missing.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+O       ?= build
+
+DEB_PKGS := libpcre2-dev libsqlite3-dev libarchive-dev libjansson-dev \
+            libcmocka-dev pkg-config
+PKGS     := libpcre2-8 sqlite3 libarchive jansson
+
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wformat=2 -Wvla -Wno-format-nonliteral
+ifneq ($(CI),)
+WERROR  ?= -Werror
+endif
+OPT     ?= -O2 -g
+CFLAGS  ?= $(OPT)
+CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(WERROR) -MMD -MP
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+LDLIBS  += $(PKG_LIBS) -lm -lpthread
+
+SRCS    := $(sort $(wildcard analyzer/*/*.c))
+LIBOBJS := $(patsubst %.c,$(O)/%.o,$(SRCS)) $(O)/schema_sql.o
+MAINOBJ := $(O)/analyzer/main.o
+BIN     := $(O)/inquest
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
+
+SCHEMA  := $(sort $(wildcard schema/*.sql))
+
+.PHONY: all deps demo test unit e2e rules-test check clean install bench golden lint fuzz
+all: $(BIN)
+
+$(BIN): $(MAINOBJ) $(LIBOBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+# The schema is compiled into the binary as one string, in file order.
+$(O)/schema_sql.c: $(SCHEMA) tests/tools/embed.sh
+	@mkdir -p $(O)
+	sh tests/tools/embed.sh iq_schema_sql $(SCHEMA) > $@
+$(O)/schema_sql.o: $(O)/schema_sql.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(O)/tests/%: tests/unit/%.c $(LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+# Installs the Debian packages the build and tests need when one is missing:
+# with apt-get as root, otherwise prints the command to run.
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@rm -rf demo-out
+	./$(BIN) analyze fixtures/sample/sample-bundle.tar.gz -o demo-out
+	@echo "postmortem written to: $(CURDIR)/demo-out/postmortem.md"
+
+test: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BINS)
+	@$(MAKE) --no-print-directory unit rules-test e2e
+
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; ./$$t; done
+
+rules-test: $(BIN)
+	./$(BIN) rules test
+
+e2e: $(BIN)
+	TZ=UTC LC_ALL=C sh tests/e2e/run.sh $(BIN)
+
+# The suite under AddressSanitizer and UndefinedBehaviorSanitizer.
+check: deps
+	$(MAKE) --no-print-directory O=build-asan CC=clang \
+	  OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	  LDFLAGS="-fsanitize=address,undefined" unit rules-test e2e
+
+golden: $(BIN)
+	TZ=UTC LC_ALL=C GOLDEN=1 sh tests/e2e/run.sh $(BIN)
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/inquest
+
+clean:
+	rm -rf $(O) build-asan demo-out
+
+-include $(LIBOBJS:.o=.d) $(MAINOBJ:.o=.d)

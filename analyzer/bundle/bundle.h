@@ -1,0 +1,78 @@
+/* bundle.h: reading an incident bundle: a directory, an archive (tar, tgz,
+ * zip, tar.zst, tar.xz, ...), a single compressed file, archives nested in
+ * archives, and compressed members. Nothing is extracted to disk; each
+ * regular file is handed to a callback as a stream of its decompressed
+ * bytes, under a stable path. */
+#ifndef IQ_BUNDLE_H
+#define IQ_BUNDLE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../core/iq.h"
+
+/* One file of the bundle, valid during the callback only. */
+struct iq_member {
+	/* Stable path: "<bundle name>!<entry>" for archives, one more "!" per
+	 * nested archive ("b.tgz!nodes/a.tar.gz!var/log/kern.log"), and
+	 * "<dir name>/<relative path>" for directories. A compressed member
+	 * keeps its name ("app.log.1.gz") while its bytes are decompressed. */
+	const char *path;
+	int64_t size;        /* bytes as stored in the archive, -1 unknown */
+	int64_t mtime;       /* UTC ns of the last write, IQ_TIME_NONE unknown */
+	int depth;           /* 0 for members of the outer bundle */
+	void *impl;
+};
+
+/* Reads up to n decompressed bytes of m into buf. Returns the count, 0 at
+ * the end, or a negative iq_err with d->msg saying what broke (a corrupt
+ * or truncated member); bytes already returned stay valid. */
+ssize_t iq_member_read(struct iq_member *m, void *buf, size_t n, struct iq_diag *d);
+
+/* Called for each regular file; a non-zero return stops the walk and is
+ * returned by iq_bundle_walk. */
+typedef int (*iq_member_fn)(struct iq_member *m, void *u);
+
+/* Called for what cannot be read: a corrupt archive, a symlink not
+ * followed, a member over the size limit. path is the member (or bundle)
+ * path; msg says what and why. */
+typedef void (*iq_problem_fn)(const char *path, const char *msg, void *u);
+
+struct iq_walk_opts {
+	int max_depth;            /* nested archives followed; default 8 */
+	int64_t max_member_bytes; /* decompressed bytes per member; 0 = 8 GiB */
+	int64_t max_total_bytes;  /* decompressed bytes in all; 0 = 64 GiB */
+	iq_problem_fn problem;    /* may be NULL */
+	void *u;                  /* passed to both callbacks */
+};
+
+/* Walks the bundle at path, calling fn for every regular file inside, in
+ * archive order (directories in sorted name order). Returns 0 when the
+ * bundle was walked (problems inside it go to opts->problem), IQ_ERR_INPUT
+ * with d->msg when path cannot be opened or is neither a directory, an
+ * archive nor a compressed file, or fn's non-zero result. */
+int iq_bundle_walk(const char *path, const struct iq_walk_opts *opts,
+		   iq_member_fn fn, struct iq_diag *d);
+
+/* Splits a byte stream into lines. Feed it chunks; it calls fn for each
+ * line (line end and a CR before it removed) with its 1-based number. A
+ * line longer than max is cut: fn gets the first max bytes and truncated
+ * set, the rest of that line is dropped. */
+struct iq_lines {
+	struct iq_buf buf;
+	long lineno;
+	size_t max;
+	int dropping;     /* inside the rest of a cut line */
+	long cut_lines;   /* lines that were cut */
+};
+
+typedef int (*iq_line_fn)(void *u, long lineno, const char *s, size_t n, int truncated);
+
+void iq_lines_init(struct iq_lines *l, size_t max);
+void iq_lines_release(struct iq_lines *l);
+/* Each returns 0 or fn's non-zero result. iq_lines_finish delivers a last
+ * line without line end. */
+int iq_lines_feed(struct iq_lines *l, const char *p, size_t n, iq_line_fn fn, void *u);
+int iq_lines_finish(struct iq_lines *l, iq_line_fn fn, void *u);
+
+#endif

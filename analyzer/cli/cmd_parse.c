@@ -1,0 +1,241 @@
+/* cmd_parse.c: `inquest parse [--format NAME] [--path P] FILE`: the records
+ * one format makes of a plain file, one JSON object a line. The parser
+ * table tests (fixtures/lines/<format>/) compare this output. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../parse/parse.h"
+#include "cli.h"
+
+static void put_str(json_t *o, const char *k, struct iq_str s)
+{
+	if (s.n)
+		json_object_set_new(o, k, json_stringn_nocheck(s.p, s.n));
+}
+
+static void put_num(json_t *o, const char *k, double v)
+{
+	if (!isnan(v))
+		json_object_set_new(o, k, json_real(v));
+}
+
+/* RFC 3339 with all nine fraction digits, for exact comparisons. */
+static void put_time(json_t *o, const char *k, int64_t t)
+{
+	if (t == IQ_TIME_NONE)
+		return;
+	int y, mo, d, h, mi, s;
+	long ns;
+	char b[48];
+	iq_time_split(t, &y, &mo, &d, &h, &mi, &s, &ns);
+	snprintf(b, sizeof b, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", y, mo, d, h, mi, s, ns);
+	json_object_set_new(o, k, json_string(b));
+}
+
+static json_t *ident_json(const struct iq_ident *id)
+{
+	json_t *o = json_object();
+	put_str(o, "node", id->node);
+	put_str(o, "namespace", id->ns);
+	put_str(o, "pod", id->pod);
+	put_str(o, "container", id->container);
+	put_str(o, "pod_uid", id->pod_uid);
+	put_str(o, "container_id", id->container_id);
+	if (id->restart >= 0)
+		json_object_set_new(o, "restart", json_integer(id->restart));
+	return o;
+}
+
+static int on_record(void *u, const struct iq_record *r)
+{
+	IQ_UNUSED(u);
+	json_t *o = json_object();
+	json_object_set_new(o, "line", json_integer(r->line));
+	if (r->nlines != 1)
+		json_object_set_new(o, "nlines", json_integer(r->nlines));
+	json_object_set_new(o, "kind", json_string(iq_kind_name(r->kind)));
+	put_time(o, "ts", r->ts);
+	json_object_set_new(o, "ts_how", json_string(iq_ts_how_name(r->ts_how)));
+	put_str(o, "ts_raw", r->ts_raw);
+	put_str(o, "stream", r->stream);
+	put_str(o, "severity", r->severity);
+	put_str(o, "text", r->text);
+	json_t *id = ident_json(&r->id);
+	if (json_object_size(id))
+		json_object_set(o, "ident", id);
+	json_decref(id);
+	json_t *t = json_object();
+	switch (r->kind) {
+	case IQ_KIND_HTTP: {
+		const struct iq_http *h = &r->u.http;
+		put_str(t, "client", h->client);
+		put_str(t, "method", h->method);
+		put_str(t, "path", h->path);
+		put_str(t, "proto", h->proto);
+		put_str(t, "host", h->host);
+		put_str(t, "user_agent", h->user_agent);
+		put_str(t, "request_id", h->request_id);
+		if (h->status)
+			json_object_set_new(t, "status", json_integer(h->status));
+		if (h->bytes_sent >= 0)
+			json_object_set_new(t, "bytes_sent", json_integer(h->bytes_sent));
+		put_num(t, "duration_s", h->duration_s);
+		put_str(t, "upstream_name", h->upstream_name);
+		if (h->n_upstreams) {
+			json_t *a = json_array();
+			for (int i = 0; i < h->n_upstreams && i < IQ_MAX_UPSTREAMS; i++) {
+				json_t *e = json_object();
+				put_str(e, "addr", h->upstream_addr[i]);
+				if (h->upstream_status[i])
+					json_object_set_new(e, "status", json_integer(h->upstream_status[i]));
+				put_num(e, "time_s", h->upstream_time_s[i]);
+				json_array_append_new(a, e);
+			}
+			json_object_set_new(t, "upstreams", a);
+		}
+		json_object_set(o, "http", t);
+		break;
+	}
+	case IQ_KIND_GPU: {
+		const struct iq_gpu *g = &r->u.gpu;
+		if (g->index >= 0)
+			json_object_set_new(t, "index", json_integer(g->index));
+		put_str(t, "uuid", g->uuid);
+		put_str(t, "pci_bus", g->pci_bus);
+		put_str(t, "name", g->name);
+		put_num(t, "mem_used_mib", g->mem_used_mib);
+		put_num(t, "mem_total_mib", g->mem_total_mib);
+		put_num(t, "mem_free_mib", g->mem_free_mib);
+		put_num(t, "util_gpu_pct", g->util_gpu_pct);
+		put_num(t, "util_mem_pct", g->util_mem_pct);
+		put_num(t, "temp_c", g->temp_c);
+		put_num(t, "power_w", g->power_w);
+		json_object_set(o, "gpu", t);
+		break;
+	}
+	case IQ_KIND_EVENT: {
+		const struct iq_event *e = &r->u.event;
+		put_str(t, "type", e->type);
+		put_str(t, "reason", e->reason);
+		put_str(t, "message", e->message);
+		put_str(t, "object_kind", e->object_kind);
+		put_str(t, "object_name", e->object_name);
+		put_str(t, "object_namespace", e->object_ns);
+		put_str(t, "source", e->source);
+		put_str(t, "host", e->host);
+		json_object_set_new(t, "count", json_integer(e->count));
+		put_time(t, "first_ts", e->first_ts);
+		put_time(t, "last_ts", e->last_ts);
+		json_object_set(o, "event", t);
+		break;
+	}
+	case IQ_KIND_KERNEL: {
+		const struct iq_kernel *k = &r->u.kernel;
+		put_str(t, "host", k->host);
+		put_str(t, "facility", k->facility);
+		put_num(t, "boot_s", k->boot_s);
+		json_object_set(o, "kernel", t);
+		break;
+	}
+	case IQ_KIND_LOG:
+		break;
+	}
+	json_decref(t);
+	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+	puts(s);
+	free(s);
+	json_decref(o);
+	return 0;
+}
+
+static void on_skip(void *u, long first, long count, const char *reason, const char *text, size_t n)
+{
+	IQ_UNUSED(u);
+	IQ_UNUSED(text);
+	IQ_UNUSED(n);
+	printf("{\"skip\":%ld,\"count\":%ld,\"reason\":\"%s\"}\n", first, count, reason);
+}
+
+static ssize_t read_file(void *src, void *buf, size_t n, struct iq_diag *d)
+{
+	FILE *f = src;
+	size_t got = fread(buf, 1, n, f);
+	if (got == 0 && ferror(f))
+		return iq_diag_set(d, IQ_ERR_INPUT, "read error: %s", strerror(errno));
+	return (ssize_t)got;
+}
+
+int iq_cmd_parse(int argc, char **argv)
+{
+	const char *fmt = NULL, *file = NULL, *pathhint = NULL;
+	const char *mtime = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+			fmt = argv[++i];
+		else if (strcmp(argv[i], "--path") == 0 && i + 1 < argc)
+			pathhint = argv[++i];
+		else if (strcmp(argv[i], "--mtime") == 0 && i + 1 < argc)
+			mtime = argv[++i];
+		else if (argv[i][0] == '-' && argv[i][1]) {
+			iq_usage_of("parse");
+			return IQ_EXIT_USAGE;
+		} else
+			file = argv[i];
+	}
+	if (!file) {
+		iq_usage_of("parse");
+		return IQ_EXIT_USAGE;
+	}
+	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
+	if (!f) {
+		iq_errorf("cannot open '%s': %s", file, strerror(errno));
+		return IQ_EXIT_INPUT;
+	}
+	char *head = iq_xmalloc(IQ_HEAD_BYTES);
+	size_t n = fread(head, 1, IQ_HEAD_BYTES, f);
+	const char *path = pathhint ? pathhint : file;
+	const struct iq_format *format;
+	char why[256];
+	if (fmt) {
+		format = iq_format_find(fmt);
+		if (!format) {
+			iq_errorf("unknown format '%s'", fmt);
+			free(head);
+			if (f != stdin)
+				fclose(f);
+			return IQ_EXIT_USAGE;
+		}
+	} else {
+		format = iq_sniff(path, head, n, why, sizeof why);
+		if (!format)
+			format = iq_format_find("plain");
+	}
+	struct iq_parse_ctx ctx = {.path = path, .mtime = IQ_TIME_NONE};
+	if (mtime && iq_time_parse_arg(mtime, &ctx.mtime) != 0) {
+		iq_errorf("--mtime: not a time: '%s'", mtime);
+		free(head);
+		if (f != stdin)
+			fclose(f);
+		return IQ_EXIT_USAGE;
+	}
+	iq_path_ident(path, &ctx.file_id);
+	ctx.sink.record = on_record;
+	ctx.sink.skip = on_skip;
+	struct iq_file_stats st;
+	struct iq_diag d = {{0}};
+	int rc = iq_parse_run(format, &ctx, head, n, read_file, f, &st, &d);
+	free(head);
+	if (f != stdin)
+		fclose(f);
+	if (rc) {
+		iq_errorf("%s: %s", file, d.msg);
+		return iq_exit_of(rc);
+	}
+	fprintf(stderr, "%s: format %s, %ld lines read, %ld parsed, %ld skipped, %ld records\n",
+		file, format->name, st.lines_read, st.lines_parsed, st.lines_skipped, st.records);
+	return IQ_EXIT_OK;
+}

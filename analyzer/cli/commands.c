@@ -1,0 +1,73 @@
+/* commands.c: the command table and `inquest help`. help lists only
+ * commands that work. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct iq_command commands[] = {
+	{"analyze", iq_cmd_analyze,
+	 "analyze BUNDLE... [-o DIR] [--rules PATH]... [--quiet] [--fail-on VERDICT[,VERDICT]]",
+	 "Ingest the bundle, run the rule packs and write inquest.db, findings.json\n"
+	 "and postmortem.md into DIR (default ./inquest-<bundle name>/)."},
+	{"ingest", iq_cmd_ingest, "ingest BUNDLE... --db FILE [--rules PATH]...",
+	 "Parse the bundle into the database only. Files already ingested are not\n"
+	 "read again, so re-ingesting a bundle adds no duplicates."},
+	{"query", iq_cmd_query, "query --db FILE [--format table|csv|json] SQL",
+	 "Run read-only SQL against a database and print the rows."},
+	{"sniff", iq_cmd_sniff, "sniff FILE...",
+	 "Say which format each file (or each member of an archive) is, and why."},
+	{"parse", iq_cmd_parse, "parse [--format NAME] FILE",
+	 "Print the records a format makes of a plain file, one JSON object a line\n"
+	 "(for rule authors and the parser table tests)."},
+	{"rules", iq_cmd_rules, "rules list|test [PACK...]",
+	 "list: the packs and their signals. test: run every test case the packs\n"
+	 "carry; prints 'N passed, N failed' and exits non-zero on a failure."},
+	{"help", iq_cmd_help, "help [COMMAND]", "Show this help, or one command's."},
+};
+
+const struct iq_command *iq_command_find(const char *name)
+{
+	for (size_t i = 0; i < IQ_ARRAY_LEN(commands); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+void iq_usage_of(const char *cmd)
+{
+	const struct iq_command *c = iq_command_find(cmd);
+	if (c)
+		fprintf(stderr, "usage: inquest %s\n", c->synopsis);
+}
+
+int iq_exit_of(int err)
+{
+	switch (err) {
+	case IQ_OK: return IQ_EXIT_OK;
+	case IQ_ERR_USAGE: return IQ_EXIT_USAGE;
+	case IQ_ERR_INPUT: return IQ_EXIT_INPUT;
+	case IQ_ERR_RULES: return IQ_EXIT_RULES;
+	default: return IQ_EXIT_INTERNAL;
+	}
+}
+
+int iq_cmd_help(int argc, char **argv)
+{
+	if (argc >= 2) {
+		const struct iq_command *c = iq_command_find(argv[1]);
+		if (!c) {
+			iq_errorf("unknown command '%s'", argv[1]);
+			return IQ_EXIT_USAGE;
+		}
+		printf("usage: inquest %s\n\n%s\n", c->synopsis, c->help);
+		return IQ_EXIT_OK;
+	}
+	printf("inquest %s: analyze a GPU inference incident bundle\n\nusage:\n", IQ_VERSION);
+	for (size_t i = 0; i < IQ_ARRAY_LEN(commands); i++)
+		printf("  inquest %s\n", commands[i].synopsis);
+	printf("  inquest --version\n\n"
+	       "exit status: 0 done, 1 --fail-on verdict reached, 2 usage, 3 unreadable\n"
+	       "input, 4 rule pack error, 70 internal error.\n");
+	return IQ_EXIT_OK;
+}

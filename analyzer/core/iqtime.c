@@ -1,0 +1,205 @@
+/* iqtime.c: calendar arithmetic and timestamp reading without libc's
+ * locale- and TZ-dependent functions, so results never depend on the
+ * machine that runs the analysis. */
+#include <stdio.h>
+#include <string.h>
+
+#include "iqtime.h"
+
+const char *iq_ts_how_name(enum iq_ts_how how)
+{
+	switch (how) {
+	case IQ_TS_EXPLICIT: return "explicit";
+	case IQ_TS_ASSUMED_UTC: return "assumed_utc";
+	case IQ_TS_YEAR_INFERRED: return "year_inferred";
+	case IQ_TS_BOOT_RELATIVE: return "boot_relative";
+	case IQ_TS_INHERITED: return "inherited";
+	case IQ_TS_NONE: break;
+	}
+	return "none";
+}
+
+/* Howard Hinnant's days_from_civil algorithm. */
+int64_t iq_days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	unsigned yoe = (unsigned)(y - era * 400);
+	unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+int64_t iq_time_make(int y, int mon, int day, int h, int mi, int s, long nsec)
+{
+	int64_t days = iq_days_from_civil(y, (unsigned)mon, (unsigned)day);
+	int64_t secs = days * 86400 + (int64_t)h * 3600 + (int64_t)mi * 60 + s;
+	return secs * IQ_NS_PER_SEC + nsec;
+}
+
+void iq_time_split(int64_t t, int *y, int *mon, int *day, int *h, int *mi,
+		   int *s, long *nsec)
+{
+	int64_t secs = t / IQ_NS_PER_SEC;
+	int64_t ns = t % IQ_NS_PER_SEC;
+	if (ns < 0) {
+		ns += IQ_NS_PER_SEC;
+		secs--;
+	}
+	int64_t days = secs / 86400;
+	int64_t rem = secs % 86400;
+	if (rem < 0) {
+		rem += 86400;
+		days--;
+	}
+	/* civil_from_days */
+	int64_t z = days + 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t yy = (int64_t)yoe + era * 400;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+	unsigned dd = doy - (153 * mp + 2) / 5 + 1;
+	unsigned mm = mp < 10 ? mp + 3 : mp - 9;
+	yy += mm <= 2;
+	if (y) *y = (int)yy;
+	if (mon) *mon = (int)mm;
+	if (day) *day = (int)dd;
+	if (h) *h = (int)(rem / 3600);
+	if (mi) *mi = (int)(rem % 3600 / 60);
+	if (s) *s = (int)(rem % 60);
+	if (nsec) *nsec = (long)ns;
+}
+
+/* Reads exactly k digits at s[*i]; -1 when they are not all digits. */
+static int digits(const char *s, size_t n, size_t *i, int k)
+{
+	int v = 0;
+	for (int j = 0; j < k; j++) {
+		if (*i >= n || s[*i] < '0' || s[*i] > '9')
+			return -1;
+		v = v * 10 + (s[*i] - '0');
+		(*i)++;
+	}
+	return v;
+}
+
+static int days_in_month(int y, int m)
+{
+	static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+		return 29;
+	return dm[m - 1];
+}
+
+int iq_time_parse_iso(const char *s, size_t n, int64_t *out, size_t *used)
+{
+	size_t i = 0;
+	int y = digits(s, n, &i, 4);
+	if (y < 0 || i >= n || s[i++] != '-')
+		return -1;
+	int mon = digits(s, n, &i, 2);
+	if (mon < 1 || mon > 12 || i >= n || s[i++] != '-')
+		return -1;
+	int day = digits(s, n, &i, 2);
+	if (day < 1 || day > days_in_month(y, mon))
+		return -1;
+	if (i >= n || (s[i] != 'T' && s[i] != 't' && s[i] != ' '))
+		return -1;
+	i++;
+	int h = digits(s, n, &i, 2);
+	if (h < 0 || h > 23 || i >= n || s[i++] != ':')
+		return -1;
+	int mi = digits(s, n, &i, 2);
+	if (mi < 0 || mi > 59 || i >= n || s[i++] != ':')
+		return -1;
+	int sec = digits(s, n, &i, 2);
+	if (sec < 0 || sec > 60)
+		return -1;
+	if (sec == 60)
+		sec = 59; /* a leap second is kept inside its minute */
+	long nsec = 0;
+	if (i < n && (s[i] == '.' || s[i] == ',') && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9') {
+		i++;
+		long scale = 100000000L;
+		while (i < n && s[i] >= '0' && s[i] <= '9') {
+			nsec += (s[i] - '0') * scale;
+			scale /= 10;
+			i++;
+		}
+	}
+	int zoned = 0;
+	long off = 0;
+	if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
+		zoned = 1;
+		i++;
+	} else if (i < n && (s[i] == '+' || s[i] == '-')) {
+		int sign = s[i] == '-' ? -1 : 1;
+		size_t j = i + 1;
+		int oh = digits(s, n, &j, 2);
+		if (oh >= 0 && oh <= 23) {
+			int om = 0;
+			if (j < n && s[j] == ':') {
+				j++;
+				om = digits(s, n, &j, 2);
+			} else if (j + 1 < n && s[j] >= '0' && s[j] <= '9') {
+				om = digits(s, n, &j, 2);
+			}
+			if (om >= 0 && om <= 59) {
+				zoned = 1;
+				off = sign * (oh * 3600L + om * 60L);
+				i = j;
+			}
+		}
+	}
+	*out = iq_time_make(y, mon, day, h, mi, sec, nsec) - (int64_t)off * IQ_NS_PER_SEC;
+	if (used)
+		*used = i;
+	return zoned;
+}
+
+int iq_month_from_abbr(const char *s)
+{
+	static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	for (int m = 0; m < 12; m++)
+		if (strncmp(s, names + 3 * m, 3) == 0)
+			return m + 1;
+	return 0;
+}
+
+int iq_year_infer(int mon, int64_t ref)
+{
+	int ry, rm;
+	iq_time_split(ref, &ry, &rm, NULL, NULL, NULL, NULL, NULL);
+	return mon > rm ? ry - 1 : ry;
+}
+
+char *iq_time_fmt_ms(int64_t t, char *out)
+{
+	if (t == IQ_TIME_NONE) {
+		out[0] = '\0';
+		return out;
+	}
+	int y, mon, d, h, mi, s;
+	long ns;
+	iq_time_split(t, &y, &mon, &d, &h, &mi, &s, &ns);
+	snprintf(out, IQ_TIME_BUF, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", y, mon, d, h,
+		 mi, s, (int)(ns / 1000000));
+	return out;
+}
+
+int iq_time_parse_arg(const char *s, int64_t *out)
+{
+	size_t n = strlen(s);
+	size_t used;
+	if (iq_time_parse_iso(s, n, out, &used) >= 0 && used == n)
+		return 0;
+	if (n == 10) {
+		char tmp[32];
+		snprintf(tmp, sizeof tmp, "%sT00:00:00Z", s);
+		if (iq_time_parse_iso(tmp, strlen(tmp), out, &used) >= 0)
+			return 0;
+	}
+	return -1;
+}

@@ -1,0 +1,95 @@
+/* driver.c: runs one format over one input: line splitting, the parser's
+ * begin/line/end, and the line accounting every file gets. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bundle/bundle.h"
+#include "parse.h"
+
+struct run {
+	const struct iq_format *f;
+	struct iq_parse_ctx *ctx;     /* the caller's, with our counting sink */
+	struct iq_sink outer;         /* the caller's sink */
+	void *st;
+	struct iq_file_stats *stats;
+};
+
+static int count_record(void *u, const struct iq_record *r)
+{
+	struct run *run = u;
+	run->stats->records++;
+	run->stats->lines_parsed += r->nlines > 0 ? r->nlines : 1;
+	return run->outer.record(run->outer.u, r);
+}
+
+static void count_skip(void *u, long first, long count, const char *reason,
+		       const char *text, size_t n)
+{
+	struct run *run = u;
+	run->stats->lines_skipped += count;
+	run->outer.skip(run->outer.u, first, count, reason, text, n);
+}
+
+static int on_line(void *u, long lineno, const char *s, size_t n, int truncated)
+{
+	struct run *run = u;
+	IQ_UNUSED(truncated);
+	run->stats->lines_read = lineno;
+	return run->f->line(run->st, run->ctx, lineno, s, n);
+}
+
+int iq_parse_run(const struct iq_format *f, struct iq_parse_ctx *ctx,
+		 const char *head, size_t n, iq_read_fn rd, void *src,
+		 struct iq_file_stats *st, struct iq_diag *d)
+{
+	struct run run = {.f = f, .ctx = ctx, .outer = ctx->sink, .stats = st};
+	struct iq_lines lines;
+	int rc = 0;
+	char *chunk = NULL;
+
+	memset(st, 0, sizeof *st);
+	run.st = iq_xcalloc(1, f->state_size ? f->state_size : 1);
+	ctx->sink.record = count_record;
+	ctx->sink.skip = count_skip;
+	ctx->sink.u = &run;
+	iq_lines_init(&lines, IQ_MAX_LINE);
+
+	rc = f->begin(run.st, ctx);
+	if (rc == 0 && n)
+		rc = iq_lines_feed(&lines, head, n, on_line, &run);
+	if (rc == 0 && rd) {
+		chunk = iq_xmalloc(IQ_HEAD_BYTES);
+		for (;;) {
+			ssize_t got = rd(src, chunk, IQ_HEAD_BYTES, d);
+			if (got < 0) {
+				rc = (int)got;
+				break;
+			}
+			if (got == 0)
+				break;
+			rc = iq_lines_feed(&lines, chunk, (size_t)got, on_line, &run);
+			if (rc)
+				break;
+		}
+	}
+	/* Deliver a last unterminated line even after a read error: it is
+	 * the truncated file's last evidence. */
+	int rc2 = iq_lines_finish(&lines, on_line, &run);
+	if (!rc)
+		rc = rc2;
+	rc2 = f->end(run.st, ctx);
+	if (!rc)
+		rc = rc2;
+	st->cut_lines = lines.cut_lines;
+	long acc = st->lines_parsed + st->lines_skipped;
+	if (acc < st->lines_read)
+		count_skip(&run, st->lines_read, st->lines_read - acc,
+			   "unaccounted by the parser", NULL, 0);
+	ctx->sink = run.outer;
+	iq_lines_release(&lines);
+	free(chunk);
+	free(run.st);
+	if (rc == IQ_ERR_NOMEM)
+		iq_diag_set(d, rc, "out of memory");
+	return rc;
+}

@@ -1,0 +1,140 @@
+/* logpath.c: who a file is about, from where it sits in the bundle: the
+ * kubelet's log layouts and the bundle's per-node folders. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+
+/* Finds the last occurrence of needle in the path. */
+static const char *rfind(const char *hay, const char *needle)
+{
+	const char *last = NULL;
+	size_t nl = strlen(needle);
+	for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += nl)
+		last = p;
+	return last;
+}
+
+/* The path component starting at p: its length up to '/', '!' or the end. */
+static size_t comp_len(const char *p)
+{
+	size_t n = 0;
+	while (p[n] && p[n] != '/' && p[n] != '!')
+		n++;
+	return n;
+}
+
+/* Leading decimal restart number of "<n>.log[...]". */
+static int restart_of(const char *p, size_t n)
+{
+	if (n == 0 || p[0] < '0' || p[0] > '9')
+		return -1;
+	long v = 0;
+	size_t i = 0;
+	while (i < n && p[i] >= '0' && p[i] <= '9' && v < 1000000)
+		v = v * 10 + (p[i++] - '0');
+	if (i + 4 > n || strncmp(p + i, ".log", 4) != 0)
+		return -1;
+	return (int)v;
+}
+
+static void pods_layout(const char *p, struct iq_ident *id)
+{
+	/* p points after "var/log/pods/" */
+	size_t dl = comp_len(p);
+	const char *u1 = memchr(p, '_', dl);
+	if (u1) {
+		const char *u2 = memchr(u1 + 1, '_', (size_t)(p + dl - (u1 + 1)));
+		if (u2) {
+			id->ns = iq_str_make(p, (size_t)(u1 - p));
+			id->pod = iq_str_make(u1 + 1, (size_t)(u2 - u1 - 1));
+			id->pod_uid = iq_str_make(u2 + 1, (size_t)(p + dl - u2 - 1));
+		} else {
+			id->pod_uid = iq_str_make(p, dl);
+		}
+	} else {
+		id->pod_uid = iq_str_make(p, dl);
+	}
+	if (p[dl] != '/')
+		return;
+	const char *c = p + dl + 1;
+	size_t cl = comp_len(c);
+	if (c[cl] == '/') {
+		id->container = iq_str_make(c, cl);
+		const char *f = c + cl + 1;
+		id->restart = restart_of(f, comp_len(f));
+	} else {
+		/* legacy: <uid>/<container>_<n>.log */
+		const char *us = NULL;
+		for (size_t i = 0; i < cl; i++)
+			if (c[i] == '_')
+				us = c + i;
+		if (us) {
+			id->container = iq_str_make(c, (size_t)(us - c));
+			id->restart = restart_of(us + 1, (size_t)(c + cl - us - 1));
+		}
+	}
+}
+
+static void containers_layout(const char *p, struct iq_ident *id)
+{
+	/* <pod>_<ns>_<container>-<id>.log */
+	size_t n = comp_len(p);
+	const char *end = p + n;
+	if (n > 4 && strncmp(end - 4, ".log", 4) == 0)
+		end -= 4;
+	const char *u1 = memchr(p, '_', (size_t)(end - p));
+	if (!u1)
+		return;
+	const char *u2 = memchr(u1 + 1, '_', (size_t)(end - u1 - 1));
+	if (!u2)
+		return;
+	id->pod = iq_str_make(p, (size_t)(u1 - p));
+	id->ns = iq_str_make(u1 + 1, (size_t)(u2 - u1 - 1));
+	const char *rest = u2 + 1;
+	const char *dash = NULL;
+	for (const char *q = rest; q < end; q++)
+		if (*q == '-')
+			dash = q;
+	if (dash) {
+		id->container = iq_str_make(rest, (size_t)(dash - rest));
+		id->container_id = iq_str_make(dash + 1, (size_t)(end - dash - 1));
+	} else {
+		id->container = iq_str_make(rest, (size_t)(end - rest));
+	}
+}
+
+void iq_path_ident(const char *path, struct iq_ident *id)
+{
+	memset(id, 0, sizeof *id);
+	id->restart = -1;
+	const char *p;
+	if ((p = rfind(path, "nodes/")) != NULL && (p == path || p[-1] == '/' || p[-1] == '!')) {
+		const char *nn = p + 6;
+		size_t nl = comp_len(nn);
+		if (nl && nn[nl] == '/')
+			id->node = iq_str_make(nn, nl);
+	}
+	if ((p = rfind(path, "var/log/pods/")) != NULL) {
+		if (!id->node.n && p > path) {
+			/* <node>/var/log/pods/...: the component before var/log */
+			const char *e = p - 1;
+			const char *b = e;
+			while (b > path && b[-1] != '/' && b[-1] != '!')
+				b--;
+			if (e > b && b > path)
+				id->node = iq_str_make(b, (size_t)(e - b));
+		}
+		pods_layout(p + 13, id);
+	} else if ((p = rfind(path, "var/log/containers/")) != NULL) {
+		containers_layout(p + 19, id);
+	}
+	if (!id->node.n && (p = rfind(path, "var/log/")) != NULL && p > path + 1 && p[-1] == '/') {
+		const char *e = p - 1;
+		const char *b = e;
+		while (b > path && b[-1] != '/' && b[-1] != '!')
+			b--;
+		if (e > b && b > path)
+			id->node = iq_str_make(b, (size_t)(e - b));
+	}
+}

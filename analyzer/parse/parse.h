@@ -1,0 +1,193 @@
+/* parse.h: the contract between input formats and the rest of inquest.
+ *
+ * A format is one .c file in parse/ and one row in formats.def. It sniffs a
+ * file from its first bytes, then is fed the file line by line and hands
+ * out records through a sink. Record strings point into the current line or
+ * the parser's own buffers and are valid during the sink call only; the
+ * store copies them. A parser never writes SQL. */
+#ifndef IQ_PARSE_H
+#define IQ_PARSE_H
+
+#include <math.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../core/iq.h"
+#include "../core/iqtime.h"
+
+/* What a record is; decides its typed table. */
+enum iq_kind {
+	IQ_KIND_LOG = 0,   /* a line (or joined lines) of a program's log */
+	IQ_KIND_EVENT,     /* a Kubernetes event */
+	IQ_KIND_HTTP,      /* one request in a load balancer's access log */
+	IQ_KIND_GPU,       /* one GPU memory/utilisation sample */
+	IQ_KIND_KERNEL,    /* a kernel log message */
+};
+
+const char *iq_kind_name(enum iq_kind k);
+
+/* Who a record is about. Empty slices mean "unknown here"; the file's own
+ * identity (from its path in the bundle) fills the gaps. */
+struct iq_ident {
+	struct iq_str node;
+	struct iq_str ns;        /* Kubernetes namespace */
+	struct iq_str pod;
+	struct iq_str container;
+	struct iq_str pod_uid;
+	struct iq_str container_id;
+	int restart;             /* container restart number, -1 unknown */
+};
+
+#define IQ_MAX_UPSTREAMS 8
+
+struct iq_http {
+	struct iq_str client;           /* remote address */
+	struct iq_str method, path, proto, host, user_agent, request_id;
+	int status;                     /* HTTP status to the client, 0 unknown */
+	int64_t bytes_sent;             /* -1 unknown */
+	double duration_s;              /* request time, NAN unknown */
+	/* One element per upstream attempt (ingress-nginx writes retries as
+	 * "a:8000, b:8000" with statuses "502, 200"). */
+	int n_upstreams;
+	struct iq_str upstream_addr[IQ_MAX_UPSTREAMS];
+	int upstream_status[IQ_MAX_UPSTREAMS];   /* 0 unknown */
+	double upstream_time_s[IQ_MAX_UPSTREAMS]; /* NAN unknown */
+	struct iq_str upstream_name;    /* ingress-nginx proxy_upstream_name */
+};
+
+struct iq_gpu {
+	int index;                      /* -1 unknown */
+	struct iq_str uuid, pci_bus, name;
+	double mem_used_mib, mem_total_mib, mem_free_mib; /* NAN unknown */
+	double util_gpu_pct, util_mem_pct;                /* NAN unknown */
+	double temp_c, power_w;                           /* NAN unknown */
+};
+
+struct iq_event {
+	struct iq_str type;             /* Normal, Warning */
+	struct iq_str reason;           /* BackOff, Killing, OOMKilling, ... */
+	struct iq_str message;
+	struct iq_str object_kind, object_name, object_ns;
+	struct iq_str source;           /* reporting component */
+	struct iq_str host;             /* reporting node */
+	long count;                     /* occurrences coalesced, >= 1 */
+	int64_t first_ts, last_ts;      /* IQ_TIME_NONE unknown */
+};
+
+struct iq_kernel {
+	struct iq_str host;             /* syslog hostname, if any */
+	struct iq_str facility;         /* "kernel", program name, ... */
+	double boot_s;                  /* seconds since boot; NAN unknown */
+};
+
+struct iq_record {
+	enum iq_kind kind;
+	long line;                      /* first line in the file, 1-based */
+	long nlines;                    /* lines the record consumed (>= 1) */
+	int64_t ts;                     /* UTC ns, IQ_TIME_NONE if none */
+	enum iq_ts_how ts_how;
+	struct iq_str ts_raw;           /* the timestamp as written */
+	struct iq_str stream;           /* stdout / stderr, or empty */
+	struct iq_str severity;         /* as written (ERROR, W, warning...) */
+	struct iq_str text;             /* the message: what signals match */
+	struct iq_ident id;
+	union {
+		struct iq_http http;
+		struct iq_gpu gpu;
+		struct iq_event event;
+		struct iq_kernel kernel;
+	} u;
+};
+
+/* Clears r and sets the "unknown" markers (NAN, -1, IQ_TIME_NONE). */
+void iq_record_init(struct iq_record *r, enum iq_kind kind);
+
+/* Where records go. record() returns 0, or a negative iq_err to stop the
+ * file. skip() accounts for count lines from first_line on that yield no
+ * record, with a short fixed reason ("blank", "header", "malformed JSON",
+ * ...); text is one example line (may be NULL). */
+struct iq_sink {
+	int (*record)(void *u, const struct iq_record *r);
+	void (*skip)(void *u, long first_line, long count, const char *reason,
+		     const char *text, size_t n);
+	void *u;
+};
+
+/* What a parser knows of the file it reads. */
+struct iq_parse_ctx {
+	const char *path;         /* stable path inside the bundle */
+	int64_t mtime;            /* last write of the file, UTC ns; IQ_TIME_NONE */
+	struct iq_ident file_id;  /* identity from the path (may be empty) */
+	struct iq_sink sink;
+};
+
+/* One input format. The framework callocs state_size bytes for each file,
+ * calls begin, then line for every line (without its line end; a CR before
+ * the LF is removed), then end exactly once (also after an error), which
+ * must flush pending records and free what the parser allocated. */
+struct iq_format {
+	const char *name;          /* "docker-json", "cri", ...: stable id */
+	const char *desc;          /* one line for `inquest sniff` and help */
+	/* 0..100: how sure the format is that head (the first n bytes of the
+	 * file, possibly cut mid-line) is its own; writes the reason into why. */
+	int (*sniff)(const char *path, const char *head, size_t n, char *why,
+		     size_t whysz);
+	size_t state_size;
+	int (*begin)(void *st, const struct iq_parse_ctx *ctx);
+	int (*line)(void *st, const struct iq_parse_ctx *ctx, long lineno,
+		    const char *s, size_t n);
+	int (*end)(void *st, const struct iq_parse_ctx *ctx);
+};
+
+/* The registry (formats.def). */
+size_t iq_format_count(void);
+const struct iq_format *iq_format_at(size_t i);
+const struct iq_format *iq_format_find(const char *name);
+
+/* Picks the format of a file from its path and first bytes. Returns the
+ * format, or NULL for unknown/binary; writes the reason into why either
+ * way. */
+const struct iq_format *iq_sniff(const char *path, const char *head, size_t n,
+				 char *why, size_t whysz);
+
+/* Identity from a kubelet/bundle path: /var/log/pods/<ns>_<pod>_<uid>/<c>/
+ * <n>.log, /var/log/containers/<pod>_<ns>_<c>-<id>.log, and the node from a
+ * "nodes/<node>/" component (or the component before "var/log/"). Slices
+ * point into path. */
+void iq_path_ident(const char *path, struct iq_ident *id);
+
+/* Helpers shared by parsers (parse/util.c). */
+/* Parses a size such as "2.00 GiB", "512MiB", "1234 bytes", "1.5 GB" into
+ * bytes; returns -1 when s is not a size. */
+int64_t iq_parse_size(const char *s, size_t n);
+/* Decodes a JSON string body (between the quotes, escapes included) into
+ * out; invalid escapes are kept as written. Returns 0 or IQ_ERR_NOMEM. */
+int iq_json_unescape(struct iq_buf *out, const char *s, size_t n);
+
+/* Line accounting of one file: read = parsed + skipped. */
+struct iq_file_stats {
+	long lines_read;
+	long lines_parsed;    /* lines that went into records */
+	long lines_skipped;   /* lines accounted for by skip() */
+	long records;
+	long cut_lines;       /* lines longer than the cap, cut */
+};
+
+/* Reads the next bytes of the input; returns the count, 0 at the end, or
+ * a negative iq_err with d->msg set. */
+typedef ssize_t (*iq_read_fn)(void *src, void *buf, size_t n, struct iq_diag *d);
+
+#define IQ_HEAD_BYTES 65536          /* what sniffing sees */
+#define IQ_MAX_LINE (8u << 20)       /* longer lines are cut */
+
+/* Runs format f over one input: head (n bytes already read, may be 0)
+ * followed by what rd returns, split into lines, through begin/line/end.
+ * ctx->sink receives the records; the driver counts lines into *st and
+ * accounts for lines a parser neither parsed nor skipped ("unaccounted").
+ * Returns 0, or the first error (read or sink) with d->msg set; records
+ * before the error stand. */
+int iq_parse_run(const struct iq_format *f, struct iq_parse_ctx *ctx,
+		 const char *head, size_t n, iq_read_fn rd, void *src,
+		 struct iq_file_stats *st, struct iq_diag *d);
+
+#endif

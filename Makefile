@@ -23,14 +23,15 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LDLIBS  += $(PKG_LIBS) -lm -lpthread
 
 SRCS    := $(sort $(wildcard analyzer/*/*.c))
-LIBOBJS := $(patsubst %.c,$(O)/%.o,$(SRCS)) $(O)/schema_sql.o
+LIBOBJS := $(patsubst %.c,$(O)/%.o,$(SRCS)) $(O)/schema_sql.o $(O)/rules_builtin.o
+PACKS   := $(sort $(wildcard rules/*.json))
 MAINOBJ := $(O)/analyzer/main.o
 BIN     := $(O)/inquest
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
 
-SCHEMA  := $(sort $(wildcard schema/*.sql))
+SCHEMA  := $(sort $(wildcard schema/0*.sql))
 
 .PHONY: all deps demo test unit e2e rules-test check clean install bench golden lint fuzz
 all: $(BIN)
@@ -43,10 +44,17 @@ $(O)/%.o: %.c
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 # The schema is compiled into the binary as one string, in file order.
-$(O)/schema_sql.c: $(SCHEMA) tests/tools/embed.sh
+$(O)/schema_sql.c: $(SCHEMA) schema/indexes.sql tests/tools/embed.sh
 	@mkdir -p $(O)
-	sh tests/tools/embed.sh iq_schema_sql $(SCHEMA) > $@
+	{ sh tests/tools/embed.sh iq_schema_sql $(SCHEMA); \
+	  sh tests/tools/embed.sh iq_index_sql schema/indexes.sql; } > $@
 $(O)/schema_sql.o: $(O)/schema_sql.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+# The shipped rule packs travel inside the binary too.
+$(O)/rules_builtin.c: $(PACKS) tests/tools/embed_rules.sh
+	@mkdir -p $(O)
+	sh tests/tools/embed_rules.sh $(PACKS) > $@
+$(O)/rules_builtin.o: $(O)/rules_builtin.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(O)/tests/%: tests/unit/%.c $(LIBOBJS)

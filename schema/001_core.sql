@@ -1,1 +1,185 @@
--- placeholder
+-- 001_core.sql: inquest's database, version 1. Everything the report says
+-- can be reproduced with SQL against these tables. Times are UTC
+-- nanoseconds since 1970 (INTEGER); NULL when unknown.
+
+-- Key/value facts about the database: schema version, tool version,
+-- bundles ingested.
+CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT
+) STRICT;
+
+-- One row per file of the bundle (a member of an archive, nested ones
+-- included). path is stable: "bundle.tgz!nodes/a.tar.gz!var/log/kern.log".
+-- Line accounting: lines_read = lines_parsed + lines_skipped; skips says why.
+-- status: 'reading' while it is ingested (a crashed run leaves it so and the
+-- next run reads it again), 'done', 'error' (read stopped: see error),
+-- 'unknown' (no format recognised), 'binary'.
+CREATE TABLE IF NOT EXISTS files (
+  id            INTEGER PRIMARY KEY,
+  path          TEXT NOT NULL UNIQUE,
+  bundle        TEXT NOT NULL,
+  format        TEXT,
+  sniff_reason  TEXT,
+  bytes         INTEGER,             -- decompressed bytes read
+  mtime         INTEGER,
+  node          TEXT,                -- identity from the path
+  namespace     TEXT,
+  pod           TEXT,
+  container     TEXT,
+  restart       INTEGER,
+  lines_read    INTEGER NOT NULL DEFAULT 0,
+  lines_parsed  INTEGER NOT NULL DEFAULT 0,
+  lines_skipped INTEGER NOT NULL DEFAULT 0,
+  records       INTEGER NOT NULL DEFAULT 0,
+  cut_lines     INTEGER NOT NULL DEFAULT 0,  -- lines cut at the length cap
+  status        TEXT NOT NULL DEFAULT 'reading',
+  error         TEXT
+) STRICT;
+
+-- Lines of a file that gave no record, grouped by reason.
+CREATE TABLE IF NOT EXISTS skips (
+  file_id    INTEGER NOT NULL REFERENCES files(id),
+  reason     TEXT NOT NULL,
+  lines      INTEGER NOT NULL,
+  first_line INTEGER NOT NULL,
+  example    TEXT,
+  PRIMARY KEY (file_id, reason)
+) STRICT;
+
+-- What the bundle walker could not read: corrupt archives, links not
+-- followed, members over a size limit.
+CREATE TABLE IF NOT EXISTS problems (
+  id      INTEGER PRIMARY KEY,
+  path    TEXT NOT NULL,
+  message TEXT NOT NULL
+) STRICT;
+
+-- One row per parsed record. line is the first line of the record in its
+-- file, nlines how many it spans. ts_how: explicit, assumed_utc,
+-- year_inferred, boot_relative, inherited, none. kind: log, event, http,
+-- gpu, kernel (a typed table below holds the columns of the last four).
+CREATE TABLE IF NOT EXISTS records (
+  id        INTEGER PRIMARY KEY,
+  file_id   INTEGER NOT NULL REFERENCES files(id),
+  line      INTEGER NOT NULL,
+  nlines    INTEGER NOT NULL,
+  ts        INTEGER,
+  ts_how    TEXT NOT NULL,
+  ts_raw    TEXT,
+  kind      TEXT NOT NULL,
+  node      TEXT,
+  namespace TEXT,
+  pod       TEXT,
+  container TEXT,
+  stream    TEXT,
+  severity  TEXT,
+  text      TEXT NOT NULL
+) STRICT;
+
+-- Load balancer requests (records of kind http). status is what the client
+-- got; the upstream attempts are in http_upstreams.
+CREATE TABLE IF NOT EXISTS http_requests (
+  record_id     INTEGER PRIMARY KEY REFERENCES records(id),
+  ts            INTEGER,
+  client        TEXT,
+  method        TEXT,
+  path          TEXT,
+  status        INTEGER,
+  bytes_sent    INTEGER,
+  duration_s    REAL,
+  upstream_name TEXT,
+  request_id    TEXT,
+  host          TEXT,
+  user_agent    TEXT
+) STRICT;
+
+-- One row per upstream attempt of a request (retries give several).
+CREATE TABLE IF NOT EXISTS http_upstreams (
+  record_id INTEGER NOT NULL REFERENCES records(id),
+  attempt   INTEGER NOT NULL,          -- 0, 1, ... in the order tried
+  addr      TEXT,                      -- ip:port
+  status    INTEGER,
+  time_s    REAL,
+  PRIMARY KEY (record_id, attempt)
+) STRICT;
+
+-- GPU samples (records of kind gpu): memory in MiB, utilisation in %.
+CREATE TABLE IF NOT EXISTS gpu_samples (
+  record_id     INTEGER PRIMARY KEY REFERENCES records(id),
+  ts            INTEGER,
+  node          TEXT,
+  gpu_index     INTEGER,
+  uuid          TEXT,
+  pci_bus       TEXT,
+  name          TEXT,
+  mem_used_mib  REAL,
+  mem_total_mib REAL,
+  mem_free_mib  REAL,
+  util_gpu_pct  REAL,
+  util_mem_pct  REAL,
+  temp_c        REAL,
+  power_w       REAL
+) STRICT;
+
+-- Kubernetes events (records of kind event). ts is the last time seen;
+-- count the occurrences coalesced into the event.
+CREATE TABLE IF NOT EXISTS k8s_events (
+  record_id   INTEGER PRIMARY KEY REFERENCES records(id),
+  ts          INTEGER,
+  namespace   TEXT,
+  object_kind TEXT,
+  object_name TEXT,
+  type        TEXT,
+  reason      TEXT,
+  message     TEXT,
+  count       INTEGER,
+  first_ts    INTEGER,
+  last_ts     INTEGER,
+  source      TEXT,
+  host        TEXT
+) STRICT;
+
+-- Kernel messages (records of kind kernel). boot_s: seconds since boot as
+-- printed by dmesg, when present.
+CREATE TABLE IF NOT EXISTS kernel_events (
+  record_id INTEGER PRIMARY KEY REFERENCES records(id),
+  ts        INTEGER,
+  node      TEXT,
+  host      TEXT,
+  facility  TEXT,
+  boot_s    REAL
+) STRICT;
+
+-- Which rule-pack signals a record matched, with the named captures as a
+-- JSON object (sizes also as <name>_bytes).
+CREATE TABLE IF NOT EXISTS signal_matches (
+  record_id INTEGER NOT NULL REFERENCES records(id),
+  pack      TEXT NOT NULL,
+  signal    TEXT NOT NULL,
+  captures  TEXT,
+  PRIMARY KEY (record_id, pack, signal)
+) STRICT;
+
+-- The findings of each rule pack that ran: the pattern object of
+-- findings.json, verbatim.
+CREATE TABLE IF NOT EXISTS findings (
+  pack     TEXT PRIMARY KEY,
+  verdict  TEXT NOT NULL,
+  json     TEXT NOT NULL
+) STRICT;
+
+-- Every record with its file, source format and the signals it matched:
+-- the merged timeline across all sources, in time order when sorted by ts;
+-- time is ts as RFC 3339 UTC with milliseconds.
+CREATE VIEW IF NOT EXISTS timeline AS
+  SELECT r.id AS record_id, r.ts,
+         CASE WHEN r.ts IS NULL THEN NULL ELSE
+           strftime('%Y-%m-%dT%H:%M:%S', r.ts / 1000000000, 'unixepoch')
+           || printf('.%03dZ', (r.ts / 1000000) % 1000) END AS time,
+         r.node, r.namespace, r.pod, r.container,
+         f.format AS source, r.kind, r.severity, r.text,
+         (SELECT group_concat(m.signal, ',') FROM signal_matches m
+           WHERE m.record_id = r.id) AS tags,
+         f.path AS file, r.line
+  FROM records r JOIN files f ON f.id = r.file_id;

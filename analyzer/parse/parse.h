@@ -105,7 +105,8 @@ void iq_record_init(struct iq_record *r, enum iq_kind kind);
 /* Where records go. record() returns 0, or a negative iq_err to stop the
  * file. skip() accounts for count lines from first_line on that yield no
  * record, with a short fixed reason ("blank", "header", "malformed JSON",
- * ...); text is one example line (may be NULL). */
+ * ...), a string that outlives the file (a literal); text is one example
+ * line (may be NULL). */
 struct iq_sink {
 	int (*record)(void *u, const struct iq_record *r);
 	void (*skip)(void *u, long first_line, long count, const char *reason,
@@ -157,7 +158,8 @@ const struct iq_format *iq_sniff(const char *path, const char *head, size_t n,
 void iq_path_ident(const char *path, struct iq_ident *id);
 
 /* Helpers shared by parsers (parse/util.c). */
-/* Parses a size such as "2.00 GiB", "512MiB", "1234 bytes", "1.5 GB" into
+/* Parses a size such as "2.00 GiB", "512MiB", "1234 bytes", "1.5 GB" (a bare
+ * number is bytes) into
  * bytes; returns -1 when s is not a size. */
 int64_t iq_parse_size(const char *s, size_t n);
 /* Decodes a JSON string body (between the quotes, escapes included) into

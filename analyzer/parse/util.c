@@ -83,6 +83,9 @@ int64_t iq_parse_size(const char *s, size_t n)
 		if (n - i >= ul && strncmp(s + i, units[u].u, ul) == 0)
 			return (int64_t)(v * units[u].m + 0.5);
 	}
+	/* a bare number is a count of bytes ("allocate 7406166528") */
+	if (i >= n || !isalpha((unsigned char)s[i]))
+		return (int64_t)(v + 0.5);
 	return -1;
 }
 

@@ -1,0 +1,222 @@
+/* cmd_analyze.c: `inquest analyze BUNDLE... [-o DIR]`: ingest, detect and
+ * report in one go. DIR gets inquest.db, findings.json and postmortem.md;
+ * each is written under a temporary name and renamed into place, so a
+ * second run replaces the outputs whole. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../detect/detect.h"
+#include "../report/report.h"
+#include "cli.h"
+#include "ingest.h"
+
+struct render_ctx {
+	json_t *doc;
+	struct iq_store *s;
+	const char *lang;
+};
+
+static int render_json(void *u, FILE *f)
+{
+	struct render_ctx *c = u;
+	return iq_render_json(c->doc, f);
+}
+
+static int render_md(void *u, FILE *f)
+{
+	struct render_ctx *c = u;
+	return iq_render_md(c->doc, c->s, c->lang, f);
+}
+
+/* "./inquest-<name>" with archive suffixes removed from the bundle name. */
+static char *default_dir(const char *bundle)
+{
+	size_t n = strlen(bundle);
+	while (n > 1 && bundle[n - 1] == '/')
+		n--;
+	const char *b = bundle + n;
+	while (b > bundle && b[-1] != '/')
+		b--;
+	size_t bl = (size_t)(bundle + n - b);
+	static const char *const sfx[] = {".tar.gz", ".tar.zst", ".tar.xz", ".tar.bz2", ".tgz",
+					  ".tar", ".zip", ".gz", ".zst", ".xz"};
+	for (size_t i = 0; i < IQ_ARRAY_LEN(sfx); i++) {
+		size_t sl = strlen(sfx[i]);
+		if (bl > sl && strncmp(b + bl - sl, sfx[i], sl) == 0) {
+			bl -= sl;
+			break;
+		}
+	}
+	char *out = iq_xmalloc(bl + 16);
+	snprintf(out, bl + 16, "inquest-%.*s", (int)bl, b);
+	return out;
+}
+
+static void remove_db(const char *path)
+{
+	char p[4200];
+	unlink(path);
+	snprintf(p, sizeof p, "%s-wal", path);
+	unlink(p);
+	snprintf(p, sizeof p, "%s-shm", path);
+	unlink(p);
+}
+
+/* Does any pattern's verdict appear in the comma-separated list? */
+static int verdict_hit(json_t *doc, const char *list)
+{
+	size_t i;
+	json_t *p;
+	json_array_foreach(json_object_get(doc, "patterns"), i, p) {
+		const char *v = json_string_value(json_object_get(p, "verdict"));
+		size_t vl = strlen(v);
+		for (const char *s = list; *s;) {
+			const char *c = strchr(s, ',');
+			size_t n = c ? (size_t)(c - s) : strlen(s);
+			if (n == vl && strncmp(s, v, n) == 0)
+				return 1;
+			s += n + (c ? 1 : 0);
+		}
+	}
+	return 0;
+}
+
+static int known_verdicts(const char *list)
+{
+	static const char *const v[] = {"confirmed", "oom_no_cascade", "ruled_out_host_oom",
+					"ruled_out_flood", "not_detected", "inconclusive"};
+	for (const char *s = list; *s;) {
+		const char *c = strchr(s, ',');
+		size_t n = c ? (size_t)(c - s) : strlen(s);
+		int ok = 0;
+		for (size_t i = 0; i < IQ_ARRAY_LEN(v); i++)
+			ok |= strlen(v[i]) == n && strncmp(v[i], s, n) == 0;
+		if (!ok)
+			return 0;
+		s += n + (c ? 1 : 0);
+	}
+	return 1;
+}
+
+int iq_cmd_analyze(int argc, char **argv)
+{
+	const char *dir = NULL, *lang = "en", *fail_on = NULL;
+	char **bundles = iq_xcalloc((size_t)argc, sizeof *bundles);
+	char **rules = iq_xcalloc((size_t)argc, sizeof *rules);
+	int nb = 0, nr = 0, quiet = 0, rc = IQ_EXIT_OK, usage = 0;
+	char *dir_alloc = NULL;
+	struct iq_store *s = NULL;
+	json_t *doc = NULL;
+	struct iq_ruleset rs;
+	iq_rules_init(&rs);
+	char dbtmp[4096], dbpath[4096], fpath[4096], mpath[4096];
+
+	for (int i = 1; i < argc; i++) {
+		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) && i + 1 < argc)
+			dir = argv[++i];
+		else if (strcmp(argv[i], "--rules") == 0 && i + 1 < argc)
+			rules[nr++] = argv[++i];
+		else if (strcmp(argv[i], "--lang") == 0 && i + 1 < argc)
+			lang = argv[++i];
+		else if (strcmp(argv[i], "--fail-on") == 0 && i + 1 < argc)
+			fail_on = argv[++i];
+		else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc)
+			i++; /* accepted; ingest is single-threaded for now */
+		else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
+			quiet = 1;
+		else if (argv[i][0] == '-' && argv[i][1]) {
+			iq_errorf("analyze: unknown option '%s'", argv[i]);
+			usage = 1;
+		} else
+			bundles[nb++] = argv[i];
+	}
+	if (strcmp(lang, "en") != 0 && strcmp(lang, "tr") != 0) {
+		iq_errorf("analyze: --lang takes en or tr, not '%s'", lang);
+		usage = 1;
+	}
+	if (fail_on && !known_verdicts(fail_on)) {
+		iq_errorf("analyze: --fail-on takes verdicts (confirmed, oom_no_cascade, ruled_out_host_oom,"
+			  " ruled_out_flood, not_detected, inconclusive), not '%s'", fail_on);
+		usage = 1;
+	}
+	if (usage || nb == 0) {
+		iq_usage_of("analyze");
+		rc = IQ_EXIT_USAGE;
+		goto out;
+	}
+	for (int i = 0; i < nb; i++) {
+		if (access(bundles[i], R_OK) != 0) {
+			iq_errorf("cannot open '%s': %s", bundles[i], strerror(errno));
+			rc = IQ_EXIT_INPUT;
+			goto out;
+		}
+	}
+	if (!dir)
+		dir = dir_alloc = default_dir(bundles[0]);
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		iq_errorf("cannot create '%s': %s", dir, strerror(errno));
+		rc = IQ_EXIT_INPUT;
+		goto out;
+	}
+	rc = iq_load_rules(&rs, rules, nr);
+	if (rc)
+		goto out;
+	snprintf(dbtmp, sizeof dbtmp, "%s/inquest.db.tmp", dir);
+	snprintf(dbpath, sizeof dbpath, "%s/inquest.db", dir);
+	snprintf(fpath, sizeof fpath, "%s/findings.json", dir);
+	snprintf(mpath, sizeof mpath, "%s/postmortem.md", dir);
+	remove_db(dbtmp);
+	struct iq_diag d = {{0}};
+	if (iq_store_open(dbtmp, 0, &s, &d)) {
+		iq_errorf("%s", d.msg);
+		rc = IQ_EXIT_INPUT;
+		goto out;
+	}
+	rc = iq_ingest_run(s, &rs, bundles, nb, quiet);
+	if (rc)
+		goto out;
+	if (iq_detect(s, &rs, &d) || !(doc = iq_report_build(s, &d))) {
+		iq_errorf("%s", d.msg);
+		rc = IQ_EXIT_INTERNAL;
+		goto out;
+	}
+	struct render_ctx rctx = {doc, s, lang};
+	if (iq_write_atomic(fpath, render_json, &rctx, &d) ||
+	    iq_write_atomic(mpath, render_md, &rctx, &d)) {
+		iq_errorf("%s", d.msg);
+		rc = IQ_EXIT_INPUT;
+		goto out;
+	}
+	iq_store_close(s);
+	s = NULL;
+	if (rename(dbtmp, dbpath) != 0) {
+		iq_errorf("cannot rename '%s' to '%s': %s", dbtmp, dbpath, strerror(errno));
+		rc = IQ_EXIT_INPUT;
+		goto out;
+	}
+	if (!quiet) {
+		size_t i;
+		json_t *p;
+		json_array_foreach(json_object_get(doc, "patterns"), i, p)
+			printf("%s: %s: %s\n", json_string_value(json_object_get(p, "id")),
+			       json_string_value(json_object_get(p, "verdict")),
+			       json_string_value(json_object_get(p, "summary")));
+		printf("postmortem: %s\nfindings:   %s\ndatabase:   %s\n", mpath, fpath, dbpath);
+	}
+	if (fail_on && verdict_hit(doc, fail_on))
+		rc = IQ_EXIT_VERDICT;
+out:
+	if (s) {
+		iq_store_close(s);
+		remove_db(dbtmp);
+	}
+	json_decref(doc);
+	iq_rules_release(&rs);
+	free(dir_alloc);
+	free(bundles);
+	free(rules);
+	return rc;
+}

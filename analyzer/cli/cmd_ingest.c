@@ -1,0 +1,116 @@
+/* cmd_ingest.c: `inquest ingest BUNDLE... --db FILE [--rules PATH]...`:
+ * parse bundles into a database, nothing else. Also the ingest half of
+ * `inquest analyze`. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ingest.h"
+#include "pipeline.h"
+
+/* Adds the bundle paths to meta 'bundles' (a JSON array, no duplicates). */
+static int note_bundles(struct iq_store *s, char **bundles, int n)
+{
+	sqlite3_stmt *q;
+	json_t *a = NULL;
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT value FROM meta WHERE key='bundles'", -1, &q,
+			       NULL) == SQLITE_OK) {
+		if (sqlite3_step(q) == SQLITE_ROW)
+			a = json_loads((const char *)sqlite3_column_text(q, 0), 0, NULL);
+		sqlite3_finalize(q);
+	}
+	if (!json_is_array(a)) {
+		json_decref(a);
+		a = json_array();
+	}
+	for (int i = 0; i < n; i++) {
+		size_t j;
+		json_t *v;
+		int seen = 0;
+		json_array_foreach(a, j, v)
+			seen |= strcmp(json_string_value(v), bundles[i]) == 0;
+		if (!seen)
+			json_array_append_new(a, json_string(bundles[i]));
+	}
+	char *text = json_dumps(a, JSON_COMPACT);
+	int rc = iq_store_meta(s, "bundles", text);
+	free(text);
+	json_decref(a);
+	return rc;
+}
+
+int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int n, int quiet)
+{
+	struct iq_ingest_stats st;
+	memset(&st, 0, sizeof st);
+	int rc = iq_store_meta(s, "inquest_version", IQ_VERSION);
+	if (!rc)
+		rc = note_bundles(s, bundles, n);
+	for (int i = 0; i < n && !rc; i++) {
+		struct iq_diag d = {{0}};
+		rc = iq_ingest_bundle(s, rs, bundles[i], quiet, &st, &d);
+		if (rc) {
+			iq_errorf("%s", d.msg);
+			return iq_exit_of(rc);
+		}
+	}
+	if (!rc)
+		rc = iq_store_finish(s);
+	if (rc) {
+		iq_errorf("database error");
+		return IQ_EXIT_INTERNAL;
+	}
+	if (!quiet)
+		fprintf(stderr, "inquest: %ld files read (%ld already in the database), %ld records, "
+				"%ld signal matches, %lld bytes\n",
+			st.files, st.files_already, st.records, st.matches, (long long)st.bytes);
+	return IQ_EXIT_OK;
+}
+
+int iq_cmd_ingest(int argc, char **argv)
+{
+	const char *db = NULL;
+	char **bundles = iq_xcalloc((size_t)argc, sizeof *bundles);
+	char **rules = iq_xcalloc((size_t)argc, sizeof *rules);
+	int nb = 0, nr = 0, quiet = 0, rc;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
+			db = argv[++i];
+		else if (strcmp(argv[i], "--rules") == 0 && i + 1 < argc)
+			rules[nr++] = argv[++i];
+		else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
+			quiet = 1;
+		else if (argv[i][0] == '-' && argv[i][1]) {
+			iq_errorf("ingest: unknown option '%s'", argv[i]);
+			nb = 0;
+			db = NULL;
+			break;
+		} else
+			bundles[nb++] = argv[i];
+	}
+	if (!db || nb == 0) {
+		iq_usage_of("ingest");
+		rc = IQ_EXIT_USAGE;
+		goto out;
+	}
+	struct iq_ruleset rs;
+	iq_rules_init(&rs);
+	rc = iq_load_rules(&rs, rules, nr);
+	if (!rc) {
+		struct iq_store *s;
+		struct iq_diag d = {{0}};
+		if (iq_store_open(db, 0, &s, &d)) {
+			iq_errorf("%s", d.msg);
+			rc = IQ_EXIT_INPUT;
+		} else {
+			rc = iq_ingest_run(s, &rs, bundles, nb, quiet);
+			iq_store_close(s);
+		}
+	}
+	iq_rules_release(&rs);
+out:
+	free(bundles);
+	free(rules);
+	return rc;
+}

@@ -1,0 +1,55 @@
+/* cmd_sniff.c: `inquest sniff FILE...`: the format of each file, or of
+ * each member of an archive, and why, one line each:
+ * PATH<TAB>FORMAT<TAB>REASON. FORMAT is "unknown" when none matched. */
+#include <string.h>
+
+#include "../bundle/bundle.h"
+#include "../parse/parse.h"
+#include "cli.h"
+
+static void problem(const char *path, const char *msg, void *u)
+{
+	IQ_UNUSED(u);
+	char esc[1024];
+	iq_escape_display(esc, sizeof esc, path, strlen(path));
+	iq_warnf("%s: %s", esc, msg);
+}
+
+static int on_member(struct iq_member *m, void *u)
+{
+	IQ_UNUSED(u);
+	static char head[IQ_HEAD_BYTES];
+	size_t n = 0;
+	struct iq_diag d = {{0}};
+	while (n < sizeof head) {
+		ssize_t got = iq_member_read(m, head + n, sizeof head - n, &d);
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	char why[256], esc[2048], wesc[512];
+	const struct iq_format *f = iq_sniff(m->path, head, n, why, sizeof why);
+	iq_escape_display(esc, sizeof esc, m->path, strlen(m->path));
+	iq_escape_display(wesc, sizeof wesc, why, strlen(why));
+	printf("%s\t%s\t%s\n", esc, f ? f->name : "unknown", wesc);
+	return 0;
+}
+
+int iq_cmd_sniff(int argc, char **argv)
+{
+	if (argc < 2) {
+		iq_usage_of("sniff");
+		return IQ_EXIT_USAGE;
+	}
+	int status = IQ_EXIT_OK;
+	for (int i = 1; i < argc; i++) {
+		struct iq_diag d = {{0}};
+		struct iq_walk_opts o = {.problem = problem};
+		int rc = iq_bundle_walk(argv[i], &o, on_member, &d);
+		if (rc) {
+			iq_errorf("%s", d.msg);
+			status = IQ_EXIT_INPUT;
+		}
+	}
+	return status;
+}

@@ -1,0 +1,28 @@
+/* pipeline.h: bundle -> sniff -> parse -> match -> store, for ingest and
+ * analyze. */
+#ifndef IQ_PIPELINE_H
+#define IQ_PIPELINE_H
+
+#include "../rules/rules.h"
+#include "../store/store.h"
+
+struct iq_ingest_stats {
+	long files;            /* files read in this run */
+	long files_already;    /* files skipped: already in the database */
+	long records;
+	long matches;
+	int64_t bytes;
+};
+
+/* Reads every file of the bundle at path into s, tagging records with the
+ * signals of rs. Problems inside the bundle are stored and do not fail the
+ * run; returns IQ_ERR_INPUT (d->msg names the bundle) when the bundle
+ * cannot be opened at all, IQ_ERR_DB on database errors. */
+int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path,
+		     int quiet, struct iq_ingest_stats *st, struct iq_diag *d);
+
+/* Loads the shipped packs plus each --rules path; on error prints it and
+ * returns IQ_EXIT_RULES, else 0. */
+int iq_load_rules(struct iq_ruleset *rs, char **paths, int npaths);
+
+#endif

@@ -1,0 +1,17 @@
+/* detect.h: detectors over the database and the verdict of each rule
+ * pack. The result of each pack is stored in the findings table as the
+ * pattern object of findings.json. */
+#ifndef IQ_DETECT_H
+#define IQ_DETECT_H
+
+#include "../rules/rules.h"
+#include "../store/store.h"
+
+/* Most evidence items kept per signal (count still says how many). */
+#define IQ_MAX_EVIDENCE 50
+
+/* Runs every pack of rs over the database and replaces its findings.
+ * Returns 0 or IQ_ERR_DB with d->msg. */
+int iq_detect(struct iq_store *s, struct iq_ruleset *rs, struct iq_diag *d);
+
+#endif

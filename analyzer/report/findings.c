@@ -1,0 +1,203 @@
+/* findings.c: the findings document (the contract in design.md), built
+ * from the database: bundle coverage, the patterns the detectors stored,
+ * and the timeline of tagged records. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+
+static json_t *col_text(sqlite3_stmt *q, int col)
+{
+	const char *t = (const char *)sqlite3_column_text(q, col);
+	if (!t)
+		return json_null();
+	json_t *s = json_string(t);
+	if (!s) {
+		/* invalid UTF-8 from a log: keep the ASCII, mark the rest */
+		size_t n = strlen(t);
+		char *c = iq_xmalloc(n + 1);
+		for (size_t i = 0; i < n; i++)
+			c[i] = (unsigned char)t[i] < 0x80 ? t[i] : '?';
+		c[n] = '\0';
+		s = json_string(c);
+		free(c);
+	}
+	return s;
+}
+
+static json_t *col_time(sqlite3_stmt *q, int col)
+{
+	if (sqlite3_column_type(q, col) == SQLITE_NULL)
+		return json_null();
+	char b[IQ_TIME_BUF];
+	return json_string(iq_time_fmt_ms(sqlite3_column_int64(q, col), b));
+}
+
+static sqlite3_stmt *prep(struct iq_store *s, const char *sql, struct iq_diag *d)
+{
+	sqlite3_stmt *q = NULL;
+	if (sqlite3_prepare_v2(iq_store_db(s), sql, -1, &q, NULL) != SQLITE_OK) {
+		iq_diag_set(d, IQ_ERR_DB, "database: %s", sqlite3_errmsg(iq_store_db(s)));
+		return NULL;
+	}
+	return q;
+}
+
+static json_t *bundle_json(struct iq_store *s, struct iq_diag *d)
+{
+	json_t *b = json_object();
+	sqlite3_stmt *q = prep(s, "SELECT value FROM meta WHERE key = 'bundles'", d);
+	if (!q)
+		goto fail;
+	json_t *paths = NULL;
+	if (sqlite3_step(q) == SQLITE_ROW)
+		paths = json_loads((const char *)sqlite3_column_text(q, 0), 0, NULL);
+	sqlite3_finalize(q);
+	json_object_set_new(b, "paths", paths ? paths : json_array());
+	q = prep(s, "SELECT count(*), coalesce(sum(bytes),0), coalesce(sum(records),0),"
+		    " coalesce(sum(lines_skipped),0) FROM files", d);
+	if (!q)
+		goto fail;
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		json_object_set_new(b, "files", json_integer(sqlite3_column_int64(q, 0)));
+		json_object_set_new(b, "bytes", json_integer(sqlite3_column_int64(q, 1)));
+		json_object_set_new(b, "records", json_integer(sqlite3_column_int64(q, 2)));
+		json_object_set_new(b, "unparsed_lines", json_integer(sqlite3_column_int64(q, 3)));
+	}
+	sqlite3_finalize(q);
+	q = prep(s, "SELECT path FROM files WHERE format IS NULL ORDER BY path", d);
+	if (!q)
+		goto fail;
+	json_t *unk = json_array();
+	while (sqlite3_step(q) == SQLITE_ROW)
+		json_array_append_new(unk, col_text(q, 0));
+	sqlite3_finalize(q);
+	json_object_set_new(b, "unknown_files", unk);
+	q = prep(s, "SELECT format, count(*) FROM files WHERE format IS NOT NULL"
+		    " GROUP BY format ORDER BY format", d);
+	if (!q)
+		goto fail;
+	json_t *fm = json_object();
+	while (sqlite3_step(q) == SQLITE_ROW)
+		json_object_set_new(fm, (const char *)sqlite3_column_text(q, 0),
+				    json_integer(sqlite3_column_int64(q, 1)));
+	sqlite3_finalize(q);
+	json_object_set_new(b, "formats", fm);
+	return b;
+fail:
+	json_decref(b);
+	return NULL;
+}
+
+static json_t *patterns_json(struct iq_store *s, struct iq_diag *d)
+{
+	sqlite3_stmt *q = prep(s, "SELECT json FROM findings ORDER BY pack", d);
+	if (!q)
+		return NULL;
+	json_t *a = json_array();
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		json_t *p = json_loads((const char *)sqlite3_column_text(q, 0), 0, NULL);
+		if (p)
+			json_array_append_new(a, p);
+	}
+	sqlite3_finalize(q);
+	return a;
+}
+
+static json_t *timeline_json(struct iq_store *s, struct iq_diag *d)
+{
+	char sql[1024];
+	snprintf(sql, sizeof sql,
+		 "SELECT r.ts, r.node, r.pod, f.format, r.kind, r.text,"
+		 " (SELECT group_concat(signal, ',') FROM (SELECT DISTINCT signal FROM signal_matches m"
+		 "   WHERE m.record_id = r.id ORDER BY signal)),"
+		 " f.path, r.line"
+		 " FROM records r JOIN files f ON f.id = r.file_id"
+		 " WHERE r.id IN (SELECT record_id FROM signal_matches)"
+		 " ORDER BY r.ts IS NULL, r.ts, f.path, r.line LIMIT %d",
+		 IQ_MAX_TIMELINE);
+	sqlite3_stmt *q = prep(s, sql, d);
+	if (!q)
+		return NULL;
+	json_t *a = json_array();
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		json_t *e = json_object();
+		json_object_set_new(e, "time", col_time(q, 0));
+		json_object_set_new(e, "node", col_text(q, 1));
+		json_object_set_new(e, "pod", col_text(q, 2));
+		json_object_set_new(e, "source", col_text(q, 3));
+		json_object_set_new(e, "kind", col_text(q, 4));
+		json_object_set_new(e, "text", col_text(q, 5));
+		json_t *tags = json_array();
+		const char *t = (const char *)sqlite3_column_text(q, 6);
+		while (t && *t) {
+			const char *c = strchr(t, ',');
+			size_t n = c ? (size_t)(c - t) : strlen(t);
+			json_array_append_new(tags, json_stringn(t, n));
+			t = c ? c + 1 : t + n;
+		}
+		json_object_set_new(e, "tags", tags);
+		json_object_set_new(e, "file", col_text(q, 7));
+		json_object_set_new(e, "line", json_integer(sqlite3_column_int64(q, 8)));
+		json_array_append_new(a, e);
+	}
+	sqlite3_finalize(q);
+	return a;
+}
+
+json_t *iq_report_build(struct iq_store *s, struct iq_diag *d)
+{
+	json_t *doc = json_object();
+	json_t *tool = json_object();
+	json_object_set_new(tool, "name", json_string("inquest"));
+	json_object_set_new(tool, "version", json_string(IQ_VERSION));
+	json_object_set_new(doc, "tool", tool);
+	json_t *b = bundle_json(s, d);
+	json_t *p = b ? patterns_json(s, d) : NULL;
+	json_t *t = p ? timeline_json(s, d) : NULL;
+	if (!t) {
+		json_decref(b);
+		json_decref(p);
+		json_decref(doc);
+		return NULL;
+	}
+	json_object_set_new(doc, "bundle", b);
+	json_object_set_new(doc, "clock_skew", json_array());
+	json_object_set_new(doc, "patterns", p);
+	json_object_set_new(doc, "timeline", t);
+	return doc;
+}
+
+int iq_render_json(json_t *doc, FILE *out)
+{
+	if (json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0)
+		return IQ_ERR_INTERNAL;
+	fputc('\n', out);
+	return 0;
+}
+
+int iq_write_atomic(const char *path, int (*render)(void *u, FILE *f), void *u,
+		    struct iq_diag *d)
+{
+	size_t n = strlen(path) + 16;
+	char *tmp = iq_xmalloc(n);
+	snprintf(tmp, n, "%s.tmp", path);
+	FILE *f = fopen(tmp, "wb");
+	if (!f) {
+		int rc = iq_diag_set(d, IQ_ERR_INPUT, "cannot write '%s': %s", tmp, strerror(errno));
+		free(tmp);
+		return rc;
+	}
+	int rc = render(u, f);
+	if (fclose(f) != 0 && !rc)
+		rc = iq_diag_set(d, IQ_ERR_INPUT, "cannot write '%s': %s", tmp, strerror(errno));
+	if (!rc && rename(tmp, path) != 0)
+		rc = iq_diag_set(d, IQ_ERR_INPUT, "cannot rename '%s' to '%s': %s", tmp, path,
+				 strerror(errno));
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}

@@ -1,0 +1,456 @@
+/* store.c: the database writer. One connection, one open transaction at a
+ * time committed every IQ_BATCH records, prepared statements for every
+ * insert, indexes built after the load. WAL with synchronous=OFF keeps the
+ * file consistent when a run is killed: a commit is all or nothing. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+
+extern const char iq_schema_sql[];
+extern const char iq_index_sql[];
+
+#define IQ_BATCH 200000
+
+enum stmt_id {
+	ST_FILE_FIND, ST_FILE_ADD, ST_FILE_END, ST_RECORD, ST_HTTP, ST_UPSTREAM,
+	ST_GPU, ST_EVENT, ST_KERNEL, ST_MATCH, ST_SKIP, ST_PROBLEM, ST_META,
+	ST_COUNT
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+	[ST_FILE_FIND] = "SELECT id, status FROM files WHERE path = ?1",
+	[ST_FILE_ADD] = "INSERT INTO files(path, bundle, format, sniff_reason, mtime, node,"
+			" namespace, pod, container, restart) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+	[ST_FILE_END] = "UPDATE files SET lines_read=?2, lines_parsed=?3, lines_skipped=?4,"
+			" records=?5, cut_lines=?6, bytes=?7, status=?8, error=?9 WHERE id=?1",
+	[ST_RECORD] = "INSERT INTO records(file_id, line, nlines, ts, ts_how, ts_raw, kind, node,"
+		      " namespace, pod, container, stream, severity, text)"
+		      " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
+	[ST_HTTP] = "INSERT INTO http_requests VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+	[ST_UPSTREAM] = "INSERT INTO http_upstreams VALUES (?1,?2,?3,?4,?5)",
+	[ST_GPU] = "INSERT INTO gpu_samples VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
+	[ST_EVENT] = "INSERT INTO k8s_events VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+	[ST_KERNEL] = "INSERT INTO kernel_events VALUES (?1,?2,?3,?4,?5,?6)",
+	[ST_MATCH] = "INSERT OR IGNORE INTO signal_matches VALUES (?1,?2,?3,?4)",
+	[ST_SKIP] = "INSERT INTO skips VALUES (?1,?2,?3,?4,?5) ON CONFLICT(file_id, reason)"
+		    " DO UPDATE SET lines = lines + excluded.lines",
+	[ST_PROBLEM] = "INSERT INTO problems(path, message) VALUES (?1, ?2)",
+	[ST_META] = "INSERT OR REPLACE INTO meta VALUES (?1, ?2)",
+};
+
+struct iq_store {
+	sqlite3 *db;
+	sqlite3_stmt *st[ST_COUNT];
+	int in_tx;
+	long pending;
+	int readonly;
+};
+
+sqlite3 *iq_store_db(struct iq_store *s)
+{
+	return s->db;
+}
+
+int iq_store_exec(struct iq_store *s, const char *sql, struct iq_diag *d)
+{
+	char *err = NULL;
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		iq_diag_set(d, IQ_ERR_DB, "database: %s", err ? err : "error");
+		sqlite3_free(err);
+		return IQ_ERR_DB;
+	}
+	return 0;
+}
+
+static int begin_tx(struct iq_store *s)
+{
+	if (s->in_tx)
+		return 0;
+	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return IQ_ERR_DB;
+	s->in_tx = 1;
+	s->pending = 0;
+	return 0;
+}
+
+static int commit_tx(struct iq_store *s)
+{
+	if (!s->in_tx)
+		return 0;
+	s->in_tx = 0;
+	return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : IQ_ERR_DB;
+}
+
+int iq_store_open(const char *path, int readonly, struct iq_store **out, struct iq_diag *d)
+{
+	struct iq_store *s = iq_xcalloc(1, sizeof *s);
+	int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	s->readonly = readonly;
+	if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+		iq_diag_set(d, IQ_ERR_INPUT, "cannot open database '%s': %s", path,
+			    s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		sqlite3_close(s->db);
+		free(s);
+		return IQ_ERR_INPUT;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	sqlite3_stmt *q;
+	int version = -1;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &q, NULL) == SQLITE_OK) {
+		if (sqlite3_step(q) == SQLITE_ROW)
+			version = sqlite3_column_int(q, 0);
+		sqlite3_finalize(q);
+	}
+	if (version < 0) {
+		iq_diag_set(d, IQ_ERR_INPUT, "'%s' is not an inquest database: %s", path,
+			    sqlite3_errmsg(s->db));
+		goto fail;
+	}
+	if (readonly) {
+		if (version != IQ_SCHEMA_VERSION) {
+			iq_diag_set(d, IQ_ERR_INPUT, "'%s' has schema version %d, this inquest reads %d",
+				    path, version, IQ_SCHEMA_VERSION);
+			goto fail;
+		}
+		*out = s;
+		return 0;
+	}
+	if (version != 0 && version != IQ_SCHEMA_VERSION) {
+		iq_diag_set(d, IQ_ERR_INPUT, "'%s' has schema version %d, this inquest writes %d",
+			    path, version, IQ_SCHEMA_VERSION);
+		goto fail;
+	}
+	/* page_size before anything else touches the file, cache_size after. */
+	char pragmas[256];
+	snprintf(pragmas, sizeof pragmas,
+		 "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
+		 " PRAGMA cache_size=-32768; PRAGMA temp_store=MEMORY;"
+		 " PRAGMA user_version=%d;", IQ_SCHEMA_VERSION);
+	if (iq_store_exec(s, pragmas, d) || iq_store_exec(s, iq_schema_sql, d))
+		goto fail;
+	for (int i = 0; i < ST_COUNT; i++) {
+		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+				       &s->st[i], NULL) != SQLITE_OK) {
+			iq_diag_set(d, IQ_ERR_INTERNAL, "database: %s in: %s", sqlite3_errmsg(s->db),
+				    stmt_sql[i]);
+			goto fail;
+		}
+	}
+	*out = s;
+	return 0;
+fail:
+	iq_store_close(s);
+	return d && strstr(d->msg, "database:") == d->msg ? IQ_ERR_DB : IQ_ERR_INPUT;
+}
+
+int iq_store_close(struct iq_store *s)
+{
+	if (!s)
+		return 0;
+	int rc = commit_tx(s);
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(s->st[i]);
+	if (!s->readonly)
+		sqlite3_exec(s->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL); /* one standalone file */
+	sqlite3_close(s->db);
+	free(s);
+	return rc;
+}
+
+static void bind_str(sqlite3_stmt *q, int i, struct iq_str v)
+{
+	if (v.n)
+		sqlite3_bind_text(q, i, v.p, (int)v.n, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(q, i);
+}
+
+static void bind_cstr(sqlite3_stmt *q, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(q, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(q, i);
+}
+
+static void bind_time(sqlite3_stmt *q, int i, int64_t t)
+{
+	if (t == IQ_TIME_NONE)
+		sqlite3_bind_null(q, i);
+	else
+		sqlite3_bind_int64(q, i, t);
+}
+
+static void bind_real(sqlite3_stmt *q, int i, double v)
+{
+	if (isnan(v))
+		sqlite3_bind_null(q, i);
+	else
+		sqlite3_bind_double(q, i, v);
+}
+
+static int step(struct iq_store *s, sqlite3_stmt *q)
+{
+	int rc = sqlite3_step(q);
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		iq_errorf("database: %s", sqlite3_errmsg(s->db));
+		return IQ_ERR_DB;
+	}
+	return 0;
+}
+
+int iq_store_file_begin(struct iq_store *s, const char *path, const char *bundle,
+			const char *format, const char *reason, int64_t mtime,
+			const struct iq_ident *id, int64_t *file_id, int *already)
+{
+	*already = 0;
+	if (begin_tx(s))
+		return IQ_ERR_DB;
+	sqlite3_stmt *q = s->st[ST_FILE_FIND];
+	sqlite3_bind_text(q, 1, path, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		int64_t old = sqlite3_column_int64(q, 0);
+		const char *status = (const char *)sqlite3_column_text(q, 1);
+		int reading = status && strcmp(status, "reading") == 0;
+		sqlite3_reset(q);
+		sqlite3_clear_bindings(q);
+		if (!reading) {
+			*already = 1;
+			*file_id = old;
+			return 0;
+		}
+		/* left half-read by an interrupted run: read it again */
+		char sql[1024];
+		snprintf(sql, sizeof sql,
+			 "DELETE FROM signal_matches WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
+			 "DELETE FROM http_upstreams WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
+			 "DELETE FROM http_requests WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
+			 "DELETE FROM gpu_samples WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
+			 "DELETE FROM k8s_events WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
+			 "DELETE FROM kernel_events WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
+			 "DELETE FROM records WHERE file_id=%lld; DELETE FROM skips WHERE file_id=%lld;"
+			 "DELETE FROM files WHERE id=%lld;",
+			 (long long)old, (long long)old, (long long)old, (long long)old, (long long)old,
+			 (long long)old, (long long)old, (long long)old, (long long)old);
+		if (iq_store_exec(s, sql, NULL))
+			return IQ_ERR_DB;
+	} else {
+		sqlite3_reset(q);
+		sqlite3_clear_bindings(q);
+	}
+	q = s->st[ST_FILE_ADD];
+	bind_cstr(q, 1, path);
+	bind_cstr(q, 2, bundle);
+	bind_cstr(q, 3, format);
+	bind_cstr(q, 4, reason);
+	bind_time(q, 5, mtime);
+	bind_str(q, 6, id->node);
+	bind_str(q, 7, id->ns);
+	bind_str(q, 8, id->pod);
+	bind_str(q, 9, id->container);
+	if (id->restart >= 0)
+		sqlite3_bind_int(q, 10, id->restart);
+	if (step(s, q))
+		return IQ_ERR_DB;
+	*file_id = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+static struct iq_str pick(struct iq_str a, struct iq_str b)
+{
+	return a.n ? a : b;
+}
+
+int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *fid,
+		    const struct iq_record *r, int64_t *record_id)
+{
+	if (begin_tx(s))
+		return IQ_ERR_DB;
+	sqlite3_stmt *q = s->st[ST_RECORD];
+	struct iq_str node = pick(r->id.node, fid->node);
+	sqlite3_bind_int64(q, 1, file_id);
+	sqlite3_bind_int64(q, 2, r->line);
+	sqlite3_bind_int64(q, 3, r->nlines);
+	bind_time(q, 4, r->ts);
+	sqlite3_bind_text(q, 5, iq_ts_how_name(r->ts_how), -1, SQLITE_STATIC);
+	bind_str(q, 6, r->ts_raw);
+	sqlite3_bind_text(q, 7, iq_kind_name(r->kind), -1, SQLITE_STATIC);
+	bind_str(q, 8, node);
+	bind_str(q, 9, pick(r->id.ns, fid->ns));
+	bind_str(q, 10, pick(r->id.pod, fid->pod));
+	bind_str(q, 11, pick(r->id.container, fid->container));
+	bind_str(q, 12, r->stream);
+	bind_str(q, 13, r->severity);
+	sqlite3_bind_text(q, 14, r->text.p ? r->text.p : "", (int)r->text.n, SQLITE_TRANSIENT);
+	if (step(s, q))
+		return IQ_ERR_DB;
+	int64_t id = sqlite3_last_insert_rowid(s->db);
+	*record_id = id;
+	switch (r->kind) {
+	case IQ_KIND_HTTP: {
+		const struct iq_http *h = &r->u.http;
+		q = s->st[ST_HTTP];
+		sqlite3_bind_int64(q, 1, id);
+		bind_time(q, 2, r->ts);
+		bind_str(q, 3, h->client);
+		bind_str(q, 4, h->method);
+		bind_str(q, 5, h->path);
+		if (h->status)
+			sqlite3_bind_int(q, 6, h->status);
+		if (h->bytes_sent >= 0)
+			sqlite3_bind_int64(q, 7, h->bytes_sent);
+		bind_real(q, 8, h->duration_s);
+		bind_str(q, 9, h->upstream_name);
+		bind_str(q, 10, h->request_id);
+		bind_str(q, 11, h->host);
+		bind_str(q, 12, h->user_agent);
+		if (step(s, q))
+			return IQ_ERR_DB;
+		for (int i = 0; i < h->n_upstreams && i < IQ_MAX_UPSTREAMS; i++) {
+			q = s->st[ST_UPSTREAM];
+			sqlite3_bind_int64(q, 1, id);
+			sqlite3_bind_int(q, 2, i);
+			bind_str(q, 3, h->upstream_addr[i]);
+			if (h->upstream_status[i])
+				sqlite3_bind_int(q, 4, h->upstream_status[i]);
+			bind_real(q, 5, h->upstream_time_s[i]);
+			if (step(s, q))
+				return IQ_ERR_DB;
+		}
+		break;
+	}
+	case IQ_KIND_GPU: {
+		const struct iq_gpu *g = &r->u.gpu;
+		q = s->st[ST_GPU];
+		sqlite3_bind_int64(q, 1, id);
+		bind_time(q, 2, r->ts);
+		bind_str(q, 3, node);
+		if (g->index >= 0)
+			sqlite3_bind_int(q, 4, g->index);
+		bind_str(q, 5, g->uuid);
+		bind_str(q, 6, g->pci_bus);
+		bind_str(q, 7, g->name);
+		bind_real(q, 8, g->mem_used_mib);
+		bind_real(q, 9, g->mem_total_mib);
+		bind_real(q, 10, g->mem_free_mib);
+		bind_real(q, 11, g->util_gpu_pct);
+		bind_real(q, 12, g->util_mem_pct);
+		bind_real(q, 13, g->temp_c);
+		bind_real(q, 14, g->power_w);
+		if (step(s, q))
+			return IQ_ERR_DB;
+		break;
+	}
+	case IQ_KIND_EVENT: {
+		const struct iq_event *e = &r->u.event;
+		q = s->st[ST_EVENT];
+		sqlite3_bind_int64(q, 1, id);
+		bind_time(q, 2, r->ts);
+		bind_str(q, 3, pick(e->object_ns, r->id.ns));
+		bind_str(q, 4, e->object_kind);
+		bind_str(q, 5, e->object_name);
+		bind_str(q, 6, e->type);
+		bind_str(q, 7, e->reason);
+		bind_str(q, 8, e->message);
+		sqlite3_bind_int64(q, 9, e->count);
+		bind_time(q, 10, e->first_ts);
+		bind_time(q, 11, e->last_ts);
+		bind_str(q, 12, e->source);
+		bind_str(q, 13, e->host);
+		if (step(s, q))
+			return IQ_ERR_DB;
+		break;
+	}
+	case IQ_KIND_KERNEL: {
+		const struct iq_kernel *k = &r->u.kernel;
+		q = s->st[ST_KERNEL];
+		sqlite3_bind_int64(q, 1, id);
+		bind_time(q, 2, r->ts);
+		bind_str(q, 3, node);
+		bind_str(q, 4, k->host);
+		bind_str(q, 5, k->facility);
+		bind_real(q, 6, k->boot_s);
+		if (step(s, q))
+			return IQ_ERR_DB;
+		break;
+	}
+	case IQ_KIND_LOG:
+		break;
+	}
+	if (++s->pending >= IQ_BATCH) {
+		if (commit_tx(s) || begin_tx(s))
+			return IQ_ERR_DB;
+	}
+	return 0;
+}
+
+int iq_store_match(struct iq_store *s, int64_t record_id, const char *pack,
+		   const char *signal, const char *captures)
+{
+	sqlite3_stmt *q = s->st[ST_MATCH];
+	sqlite3_bind_int64(q, 1, record_id);
+	bind_cstr(q, 2, pack);
+	bind_cstr(q, 3, signal);
+	bind_cstr(q, 4, captures);
+	return step(s, q);
+}
+
+int iq_store_skip(struct iq_store *s, int64_t file_id, const char *reason,
+		  long lines, long first_line, const char *example, size_t n)
+{
+	sqlite3_stmt *q = s->st[ST_SKIP];
+	sqlite3_bind_int64(q, 1, file_id);
+	bind_cstr(q, 2, reason);
+	sqlite3_bind_int64(q, 3, lines);
+	sqlite3_bind_int64(q, 4, first_line);
+	if (example)
+		sqlite3_bind_text(q, 5, example, (int)(n > 4096 ? 4096 : n), SQLITE_TRANSIENT);
+	return step(s, q);
+}
+
+int iq_store_file_end(struct iq_store *s, int64_t file_id, const struct iq_file_stats *st,
+		      int64_t bytes, const char *status, const char *error)
+{
+	sqlite3_stmt *q = s->st[ST_FILE_END];
+	sqlite3_bind_int64(q, 1, file_id);
+	sqlite3_bind_int64(q, 2, st->lines_read);
+	sqlite3_bind_int64(q, 3, st->lines_parsed);
+	sqlite3_bind_int64(q, 4, st->lines_skipped);
+	sqlite3_bind_int64(q, 5, st->records);
+	sqlite3_bind_int64(q, 6, st->cut_lines);
+	sqlite3_bind_int64(q, 7, bytes);
+	bind_cstr(q, 8, status);
+	bind_cstr(q, 9, error);
+	return step(s, q);
+}
+
+int iq_store_problem(struct iq_store *s, const char *path, const char *msg)
+{
+	if (begin_tx(s))
+		return IQ_ERR_DB;
+	sqlite3_stmt *q = s->st[ST_PROBLEM];
+	bind_cstr(q, 1, path);
+	bind_cstr(q, 2, msg);
+	return step(s, q);
+}
+
+int iq_store_meta(struct iq_store *s, const char *key, const char *value)
+{
+	if (begin_tx(s))
+		return IQ_ERR_DB;
+	sqlite3_stmt *q = s->st[ST_META];
+	bind_cstr(q, 1, key);
+	bind_cstr(q, 2, value);
+	return step(s, q);
+}
+
+int iq_store_finish(struct iq_store *s)
+{
+	if (commit_tx(s))
+		return IQ_ERR_DB;
+	return iq_store_exec(s, iq_index_sql, NULL);
+}

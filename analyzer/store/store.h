@@ -1,0 +1,55 @@
+/* store.h: the SQLite database: opening it with the embedded schema,
+ * batched inserts through prepared statements, file accounting. The store
+ * knows records, not log formats. */
+#ifndef IQ_STORE_H
+#define IQ_STORE_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "../parse/parse.h"
+
+#define IQ_SCHEMA_VERSION 1
+
+struct iq_store;
+
+/* Opens (creating when needed) the database at path. readonly opens an
+ * existing one read-only for queries. On success *out is set (free with
+ * iq_store_close); otherwise a negative iq_err with d->msg. */
+int iq_store_open(const char *path, int readonly, struct iq_store **out, struct iq_diag *d);
+/* Commits what is pending and closes. NULL is allowed. */
+int iq_store_close(struct iq_store *s);
+sqlite3 *iq_store_db(struct iq_store *s);
+
+/* Starts a file. When the path is already in the database with status
+ * 'done' (or 'unknown'/'binary'), sets *already and does nothing else, so
+ * re-ingesting a bundle adds no duplicates; a file left 'reading' by an
+ * interrupted run has its rows removed and is read again. */
+int iq_store_file_begin(struct iq_store *s, const char *path, const char *bundle,
+			const char *format, const char *reason, int64_t mtime,
+			const struct iq_ident *id, int64_t *file_id, int *already);
+
+/* Adds a record of file_id; its identity gaps are filled from fid (the
+ * file's identity). Sets *record_id. */
+int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *fid,
+		    const struct iq_record *r, int64_t *record_id);
+/* Adds a signal match of a record; captures is a JSON object or NULL. */
+int iq_store_match(struct iq_store *s, int64_t record_id, const char *pack,
+		   const char *signal, const char *captures);
+/* Adds skipped lines of a file, grouped by reason. */
+int iq_store_skip(struct iq_store *s, int64_t file_id, const char *reason,
+		  long lines, long first_line, const char *example, size_t n);
+/* Closes a file's accounting: status 'done', 'error', 'unknown', 'binary'. */
+int iq_store_file_end(struct iq_store *s, int64_t file_id, const struct iq_file_stats *st,
+		      int64_t bytes, const char *status, const char *error);
+/* Records a problem of the bundle walker. */
+int iq_store_problem(struct iq_store *s, const char *path, const char *msg);
+int iq_store_meta(struct iq_store *s, const char *key, const char *value);
+
+/* Commits the open transaction and builds the indexes. */
+int iq_store_finish(struct iq_store *s);
+
+/* Runs sql (several statements allowed), returning 0 or IQ_ERR_DB. */
+int iq_store_exec(struct iq_store *s, const char *sql, struct iq_diag *d);
+
+#endif

@@ -1,0 +1,9 @@
+-- indexes.sql: built once the bulk load is over (building them while
+-- inserting costs more than building them after).
+CREATE INDEX IF NOT EXISTS records_ts ON records(ts);
+CREATE INDEX IF NOT EXISTS records_file_line ON records(file_id, line);
+CREATE INDEX IF NOT EXISTS records_pod ON records(pod, ts);
+CREATE INDEX IF NOT EXISTS signal_matches_signal ON signal_matches(pack, signal);
+CREATE INDEX IF NOT EXISTS http_requests_ts ON http_requests(ts);
+CREATE INDEX IF NOT EXISTS gpu_samples_node_ts ON gpu_samples(node, gpu_index, ts);
+CREATE INDEX IF NOT EXISTS k8s_events_obj ON k8s_events(object_name, ts);

@@ -1,0 +1,142 @@
+/* test_core.c: time parsing and formatting, year inference, display
+ * escaping, buffers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../../analyzer/core/iq.h"
+#include "../../analyzer/core/iqtime.h"
+
+static int64_t iso(const char *s, int *zoned, size_t *used)
+{
+	int64_t t = 0;
+	*zoned = iq_time_parse_iso(s, strlen(s), &t, used);
+	return t;
+}
+
+static void test_iso_zulu_and_fractions(void **state)
+{
+	(void)state;
+	int z;
+	size_t used;
+	char b[IQ_TIME_BUF];
+	int64_t t = iso("2024-05-01T12:00:00.123456789Z rest", &z, &used);
+	assert_int_equal(z, 1);
+	assert_int_equal(used, 30);
+	assert_int_equal(t % IQ_NS_PER_SEC, 123456789);
+	assert_string_equal(iq_time_fmt_ms(t, b), "2024-05-01T12:00:00.123Z");
+	t = iso("2024-05-01T12:00:00Z", &z, &used);
+	assert_int_equal(t, 1714564800LL * IQ_NS_PER_SEC);
+	t = iso("2024-05-01T12:00:00.5Z", &z, &used);
+	assert_int_equal(t, 1714564800LL * IQ_NS_PER_SEC + 500000000);
+}
+
+static void test_iso_offsets_convert_to_utc(void **state)
+{
+	(void)state;
+	int z;
+	size_t used;
+	/* CRI-O: 9 digits and +HH:MM; 14:00 at +02:00 is 12:00 UTC */
+	int64_t t = iso("2024-05-01T14:00:00.000000001+02:00", &z, &used);
+	assert_int_equal(z, 1);
+	assert_int_equal(t, 1714564800LL * IQ_NS_PER_SEC + 1);
+	t = iso("2024-05-01T07:30:00-0430", &z, &used);
+	assert_int_equal(t, 1714564800LL * IQ_NS_PER_SEC);
+	/* no zone: taken as UTC, reported as such */
+	t = iso("2024-05-01 12:00:00,250", &z, &used);
+	assert_int_equal(z, 0);
+	assert_int_equal(t, 1714564800LL * IQ_NS_PER_SEC + 250000000);
+}
+
+static void test_iso_rejects_garbage(void **state)
+{
+	(void)state;
+	int64_t t;
+	assert_int_equal(iq_time_parse_iso("2024-13-01T00:00:00Z", 20, &t, NULL), -1);
+	assert_int_equal(iq_time_parse_iso("2023-02-29T00:00:00Z", 20, &t, NULL), -1);
+	assert_int_equal(iq_time_parse_iso("2024-02-29T00:00:00Z", 20, &t, NULL), 1);
+	assert_int_equal(iq_time_parse_iso("2024-05-01", 10, &t, NULL), -1);
+	assert_int_equal(iq_time_parse_iso("hello", 5, &t, NULL), -1);
+	assert_int_equal(iq_time_parse_iso("2024-05-01T12:0", 15, &t, NULL), -1);
+}
+
+static void test_split_round_trips(void **state)
+{
+	(void)state;
+	int y, mo, d, h, mi, s;
+	long ns;
+	int64_t t = iq_time_make(1969, 12, 31, 23, 59, 59, 999000000);
+	iq_time_split(t, &y, &mo, &d, &h, &mi, &s, &ns);
+	assert_int_equal(y, 1969);
+	assert_int_equal(mo, 12);
+	assert_int_equal(d, 31);
+	assert_int_equal(s, 59);
+	assert_int_equal(ns, 999000000);
+	t = iq_time_make(2262, 4, 11, 0, 0, 0, 0);
+	iq_time_split(t, &y, &mo, &d, NULL, NULL, NULL, NULL);
+	assert_int_equal(y, 2262);
+	assert_int_equal(mo, 4);
+	assert_int_equal(d, 11);
+}
+
+static void test_year_inferred_across_new_year(void **state)
+{
+	(void)state;
+	int64_t jan = iq_time_make(2025, 1, 3, 0, 0, 0, 0);
+	assert_int_equal(iq_year_infer(12, jan), 2024);
+	assert_int_equal(iq_year_infer(1, jan), 2025);
+	int64_t nov = iq_time_make(2026, 11, 30, 15, 0, 0, 0);
+	assert_int_equal(iq_year_infer(11, nov), 2026);
+}
+
+static void test_escape_display_neutralises_terminal_codes(void **state)
+{
+	(void)state;
+	char out[64];
+	iq_escape_display(out, sizeof out, "a\x1b[31mb\tc\n\\", 11);
+	assert_string_equal(out, "a\\x1b[31mb\\tc\\n\\\\");
+	iq_escape_display(out, sizeof out, "caf\xc3\xa9 \xff", 7);
+	assert_string_equal(out, "caf\xc3\xa9 \\xff");
+	/* C1 control U+009B (CSI) is escaped too */
+	iq_escape_display(out, sizeof out, "\xc2\x9b", 2);
+	assert_string_equal(out, "\\x9b");
+	/* never overflows */
+	iq_escape_display(out, 4, "abcdef", 6);
+	assert_string_equal(out, "abc");
+}
+
+static void test_buf_grows_and_stays_terminated(void **state)
+{
+	(void)state;
+	struct iq_buf b;
+	iq_buf_init(&b);
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(iq_buf_printf(&b, "%d,", i), 0);
+	assert_int_equal(strlen(b.p), b.len);
+	assert_memory_equal(b.p, "0,1,2,", 6);
+	iq_buf_reset(&b);
+	assert_int_equal(b.len, 0);
+	assert_string_equal(b.p, "");
+	iq_buf_release(&b);
+	const char *hay = "abcabd";
+	assert_ptr_equal(iq_memmem(hay, 6, "abd", 3), hay + 3);
+	assert_null(iq_memmem(hay, 6, "abe", 3));
+	assert_null(iq_memmem(hay, 2, "abc", 3));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_iso_zulu_and_fractions),
+		cmocka_unit_test(test_iso_offsets_convert_to_utc),
+		cmocka_unit_test(test_iso_rejects_garbage),
+		cmocka_unit_test(test_split_round_trips),
+		cmocka_unit_test(test_year_inferred_across_new_year),
+		cmocka_unit_test(test_escape_display_neutralises_terminal_codes),
+		cmocka_unit_test(test_buf_grows_and_stays_terminated),
+	};
+	return cmocka_run_group_tests_name("core", tests, NULL, NULL);
+}

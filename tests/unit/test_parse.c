@@ -1,0 +1,222 @@
+/* test_parse.c: the line splitter, the parse driver's accounting, path
+ * identity, sizes with units, JSON string decoding, binary sniffing, and
+ * the plain format's traceback joining. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../../analyzer/bundle/bundle.h"
+#include "../../analyzer/parse/parse.h"
+
+struct collect {
+	char lines[16][64];
+	long nums[16];
+	int trunc[16];
+	int n;
+};
+
+static int on_line(void *u, long lineno, const char *s, size_t n, int truncated)
+{
+	struct collect *c = u;
+	if (c->n < 16) {
+		snprintf(c->lines[c->n], 64, "%.*s", (int)n, s);
+		c->nums[c->n] = lineno;
+		c->trunc[c->n] = truncated;
+		c->n++;
+	}
+	return 0;
+}
+
+static void test_lines_split_across_chunks_and_crlf(void **state)
+{
+	(void)state;
+	struct iq_lines l;
+	struct collect c = {0};
+	iq_lines_init(&l, 100);
+	iq_lines_feed(&l, "ab", 2, on_line, &c);
+	iq_lines_feed(&l, "c\r\nde\n\nf", 8, on_line, &c);
+	iq_lines_finish(&l, on_line, &c);
+	iq_lines_release(&l);
+	assert_int_equal(c.n, 4);
+	assert_string_equal(c.lines[0], "abc");
+	assert_string_equal(c.lines[1], "de");
+	assert_string_equal(c.lines[2], "");
+	assert_string_equal(c.lines[3], "f");
+	assert_int_equal(c.nums[3], 4);
+}
+
+static void test_lines_cut_at_cap_and_resync(void **state)
+{
+	(void)state;
+	struct iq_lines l;
+	struct collect c = {0};
+	iq_lines_init(&l, 4);
+	iq_lines_feed(&l, "0123456", 7, on_line, &c);
+	iq_lines_feed(&l, "789\nok\n", 7, on_line, &c);
+	iq_lines_feed(&l, "abcdefgh\nz", 10, on_line, &c);
+	iq_lines_finish(&l, on_line, &c);
+	assert_int_equal(l.cut_lines, 2);
+	iq_lines_release(&l);
+	assert_int_equal(c.n, 4);
+	assert_string_equal(c.lines[0], "0123");
+	assert_int_equal(c.trunc[0], 1);
+	assert_string_equal(c.lines[1], "ok");
+	assert_int_equal(c.nums[1], 2);
+	assert_string_equal(c.lines[2], "abcd");
+	assert_string_equal(c.lines[3], "z");
+	assert_int_equal(c.nums[3], 4);
+}
+
+static void test_sizes_with_units(void **state)
+{
+	(void)state;
+	assert_int_equal(iq_parse_size("2.00 GiB", 8), 2147483648LL);
+	assert_int_equal(iq_parse_size("512MiB", 6), 536870912LL);
+	assert_int_equal(iq_parse_size("1234 bytes", 10), 1234);
+	assert_int_equal(iq_parse_size("1.5 GB", 6), 1500000000LL);
+	assert_int_equal(iq_parse_size("34,952", 6), 34952);
+	assert_int_equal(iq_parse_size("7406166528", 10), 7406166528LL);
+	assert_int_equal(iq_parse_size("GiB", 3), -1);
+	assert_int_equal(iq_parse_size("12 apples", 9), -1);
+}
+
+static void test_json_unescape(void **state)
+{
+	(void)state;
+	struct iq_buf b;
+	iq_buf_init(&b);
+	const char *in = "a\\tb\\n\\u003c\\u001b\\\"\\\\\\ud83d\\ude00\\x";
+	assert_int_equal(iq_json_unescape(&b, in, strlen(in)), 0);
+	assert_string_equal(b.p, "a\tb\n<\x1b\"\\\xf0\x9f\x98\x80\\x");
+	iq_buf_reset(&b);
+	/* a lone surrogate becomes U+FFFD, a cut escape stays as written */
+	assert_int_equal(iq_json_unescape(&b, "\\ud800z\\u12", 11), 0);
+	assert_string_equal(b.p, "\xef\xbf\xbdz\\u12");
+	iq_buf_release(&b);
+}
+
+static void assert_str(struct iq_str s, const char *want)
+{
+	char got[256];
+	snprintf(got, sizeof got, "%.*s", (int)s.n, s.p ? s.p : "");
+	assert_string_equal(got, want);
+}
+
+static void test_path_identity_from_kubelet_layouts(void **state)
+{
+	(void)state;
+	struct iq_ident id;
+	iq_path_ident("b.tgz!incident/nodes/gpu-node-1/var/log/pods/inference_vllm-0_1234-abcd/vllm/3.log", &id);
+	assert_str(id.node, "gpu-node-1");
+	assert_str(id.ns, "inference");
+	assert_str(id.pod, "vllm-0");
+	assert_str(id.pod_uid, "1234-abcd");
+	assert_str(id.container, "vllm");
+	assert_int_equal(id.restart, 3);
+	iq_path_ident("b.tgz!nodes/n2.tar.gz!var/log/containers/vllm-1_inference_vllm-0123abcd.log", &id);
+	assert_str(id.pod, "vllm-1");
+	assert_str(id.ns, "inference");
+	assert_str(id.container, "vllm");
+	assert_str(id.container_id, "0123abcd");
+	assert_str(id.node, "");
+	iq_path_ident("bundle/worker-7/var/log/kern.log", &id);
+	assert_str(id.node, "worker-7");
+	iq_path_ident("bundle/var/log/kern.log", &id);
+	assert_str(id.node, "");
+	iq_path_ident("x.tgz!var/log/pods/0000-1111/vllm_2.log", &id);
+	assert_str(id.pod_uid, "0000-1111");
+	assert_str(id.container, "vllm");
+	assert_int_equal(id.restart, 2);
+	iq_path_ident("x.tgz!var/log/pods/ns_p_u/c/0.log.20261130-140203.gz", &id);
+	assert_int_equal(id.restart, 0);
+}
+
+static void test_sniff_binary_and_empty(void **state)
+{
+	(void)state;
+	char why[256];
+	char bin[512];
+	memset(bin, 0, sizeof bin);
+	assert_null(iq_sniff("x", bin, sizeof bin, why, sizeof why));
+	assert_memory_equal(why, "binary", 6);
+	assert_null(iq_sniff("x", "", 0, why, sizeof why));
+	assert_string_equal(why, "empty file");
+	const struct iq_format *f = iq_sniff("x", "hello world\n", 12, why, sizeof why);
+	assert_non_null(f);
+	assert_string_equal(f->name, "plain");
+}
+
+struct recs {
+	int n;
+	long line[8], nlines[8];
+	char text[8][256];
+	long skipped;
+};
+
+static int rec(void *u, const struct iq_record *r)
+{
+	struct recs *c = u;
+	if (c->n < 8) {
+		c->line[c->n] = r->line;
+		c->nlines[c->n] = r->nlines;
+		snprintf(c->text[c->n], 256, "%.*s", (int)r->text.n, r->text.p);
+	}
+	c->n++;
+	return 0;
+}
+
+static void on_skip(void *u, long first, long count, const char *reason, const char *t, size_t n)
+{
+	(void)first; (void)reason; (void)t; (void)n;
+	struct recs *c = u;
+	c->skipped += count;
+}
+
+static void test_plain_joins_traceback_and_accounts_lines(void **state)
+{
+	(void)state;
+	const char *in =
+		"2026-11-30T14:12:03Z INFO serving\n"
+		"Traceback (most recent call last):\n"
+		"  File \"x.py\", line 1, in <module>\n"
+		"    run()\n"
+		"torch.OutOfMemoryError: CUDA out of memory.\n"
+		"\n"
+		"after\n";
+	struct recs c = {0};
+	struct iq_parse_ctx ctx = {.path = "t.log", .mtime = IQ_TIME_NONE};
+	ctx.sink.record = rec;
+	ctx.sink.skip = on_skip;
+	ctx.sink.u = &c;
+	struct iq_file_stats st;
+	struct iq_diag d;
+	assert_int_equal(iq_parse_run(iq_format_find("plain"), &ctx, in, strlen(in), NULL, NULL, &st, &d), 0);
+	assert_int_equal(c.n, 3);
+	assert_string_equal(c.text[0], "INFO serving");
+	assert_int_equal(c.line[1], 2);
+	assert_int_equal(c.nlines[1], 4);
+	assert_string_equal(c.text[1] + strlen(c.text[1]) - 19, "CUDA out of memory.");
+	assert_memory_equal(c.text[1], "Traceback (most recent call last):\n  File", 41);
+	assert_int_equal(c.line[2], 7);
+	assert_int_equal(st.lines_read, 7);
+	assert_int_equal(st.lines_parsed, 6);
+	assert_int_equal(st.lines_skipped, 1);
+	assert_int_equal(st.records, 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lines_split_across_chunks_and_crlf),
+		cmocka_unit_test(test_lines_cut_at_cap_and_resync),
+		cmocka_unit_test(test_sizes_with_units),
+		cmocka_unit_test(test_json_unescape),
+		cmocka_unit_test(test_path_identity_from_kubelet_layouts),
+		cmocka_unit_test(test_sniff_binary_and_empty),
+		cmocka_unit_test(test_plain_joins_traceback_and_accounts_lines),
+	};
+	return cmocka_run_group_tests_name("parse", tests, NULL, NULL);
+}

@@ -7,7 +7,7 @@ CC      ?= cc
 O       ?= build
 
 DEB_PKGS := libpcre2-dev libsqlite3-dev libarchive-dev libjansson-dev \
-            libcmocka-dev pkg-config
+            libcmocka-dev pkg-config python3
 PKGS     := libpcre2-8 sqlite3 libarchive jansson
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

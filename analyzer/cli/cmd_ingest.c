@@ -49,10 +49,19 @@ int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int
 		rc = note_bundles(s, bundles, n);
 	for (int i = 0; i < n && !rc; i++) {
 		struct iq_diag d = {{0}};
+		long known = st.files_known, already = st.files_already;
 		rc = iq_ingest_bundle(s, rs, bundles[i], quiet, &st, &d);
 		if (rc) {
 			iq_errorf("%s", d.msg);
 			return iq_exit_of(rc);
+		}
+		if (st.files_known == known && st.files_already == already) {
+			/* nothing in this bundle could be read: say so, naming it */
+			char esc[1024];
+			iq_escape_display(esc, sizeof esc, bundles[i], strlen(bundles[i]));
+			iq_errorf("'%s': nothing to analyze: %s", esc,
+				  st.last_why[0] ? st.last_why : "no files in it");
+			return IQ_EXIT_INPUT;
 		}
 	}
 	if (!rc)

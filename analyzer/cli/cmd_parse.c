@@ -11,10 +11,40 @@
 #include "../parse/parse.h"
 #include "cli.h"
 
+/* A JSON string of log bytes; invalid UTF-8 bytes are written as the
+ * text \xNN so that the output stays valid JSON and shows what was there. */
+static json_t *bytes_json(const char *p, size_t n)
+{
+	json_t *v = json_stringn(p, n);
+	if (v)
+		return v;
+	struct iq_buf b;
+	iq_buf_init(&b);
+	for (size_t i = 0; i < n;) {
+		size_t k = 1;
+		unsigned char c = (unsigned char)p[i];
+		if (c >= 0xC2 && c <= 0xF4) {
+			k = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+			if (i + k > n || !json_stringn(p + i, k))
+				k = 0;
+		}
+		if (k == 0 || (c >= 0x80 && k == 1)) {
+			iq_buf_printf(&b, "\\x%02x", c);
+			i++;
+			continue;
+		}
+		iq_buf_add(&b, p + i, k);
+		i += k;
+	}
+	v = json_stringn(b.p ? b.p : "", b.len);
+	iq_buf_release(&b);
+	return v;
+}
+
 static void put_str(json_t *o, const char *k, struct iq_str s)
 {
 	if (s.n)
-		json_object_set_new(o, k, json_stringn_nocheck(s.p, s.n));
+		json_object_set_new(o, k, bytes_json(s.p, s.n));
 }
 
 static void put_num(json_t *o, const char *k, double v)

@@ -149,7 +149,9 @@ static int on_member(struct iq_member *m, void *u)
 	struct iq_diag pd = {{0}};
 	if (!f) {
 		status = n == 0 ? "empty" : strncmp(why, "binary", 6) == 0 ? "binary" : "unknown";
+		snprintf(ws->st->last_why, sizeof ws->st->last_why, "%s", why);
 	} else {
+		ws->st->files_known++;
 		fr.ctx.path = m->path;
 		fr.ctx.mtime = m->mtime;
 		fr.ctx.sink.record = on_record;

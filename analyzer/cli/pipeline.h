@@ -12,6 +12,8 @@ struct iq_ingest_stats {
 	long records;
 	long matches;
 	int64_t bytes;
+	long files_known;      /* files read with a recognised format */
+	char last_why[256];    /* why the last unrecognised file was not read */
 };
 
 /* Reads every file of the bundle at path into s, tagging records with the

@@ -32,6 +32,9 @@ int64_t iq_days_from_civil(int64_t y, unsigned m, unsigned d)
 
 int64_t iq_time_make(int y, int mon, int day, int h, int mi, int s, long nsec)
 {
+	/* int64 nanoseconds reach from 1677-09-21 to 2262-04-11 */
+	if (y < IQ_YEAR_MIN || y > IQ_YEAR_MAX)
+		return IQ_TIME_NONE;
 	int64_t days = iq_days_from_civil(y, (unsigned)mon, (unsigned)day);
 	int64_t secs = days * 86400 + (int64_t)h * 3600 + (int64_t)mi * 60 + s;
 	return secs * IQ_NS_PER_SEC + nsec;
@@ -153,6 +156,8 @@ int iq_time_parse_iso(const char *s, size_t n, int64_t *out, size_t *used)
 			}
 		}
 	}
+	if (y < IQ_YEAR_MIN || y > IQ_YEAR_MAX)
+		return -1;
 	*out = iq_time_make(y, mon, day, h, mi, sec, nsec) - (int64_t)off * IQ_NS_PER_SEC;
 	if (used)
 		*used = i;

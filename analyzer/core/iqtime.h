@@ -10,6 +10,9 @@
 #define IQ_TIME_NONE INT64_MIN
 #define IQ_NS_PER_SEC 1000000000LL
 #define IQ_TIME_BUF 48
+/* Years whose times fit in int64 nanoseconds (with margin). */
+#define IQ_YEAR_MIN 1678
+#define IQ_YEAR_MAX 2261
 
 /* How a record's UTC time was derived; stored beside it. */
 enum iq_ts_how {
@@ -27,7 +30,8 @@ const char *iq_ts_how_name(enum iq_ts_how how);
 /* Days since 1970-01-01 of a proleptic Gregorian date (month 1..12). */
 int64_t iq_days_from_civil(int64_t y, unsigned m, unsigned d);
 
-/* UTC nanoseconds of a broken-down UTC time. Fields are not range-checked
+/* UTC nanoseconds of a broken-down UTC time, or IQ_TIME_NONE when the year
+ * is outside IQ_YEAR_MIN..IQ_YEAR_MAX. Other fields are not range-checked
  * beyond what the caller did. */
 int64_t iq_time_make(int y, int mon, int day, int h, int mi, int s, long nsec);
 

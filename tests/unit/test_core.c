@@ -75,11 +75,16 @@ static void test_split_round_trips(void **state)
 	assert_int_equal(d, 31);
 	assert_int_equal(s, 59);
 	assert_int_equal(ns, 999000000);
-	t = iq_time_make(2262, 4, 11, 0, 0, 0, 0);
+	t = iq_time_make(2261, 12, 31, 0, 0, 0, 0);
 	iq_time_split(t, &y, &mo, &d, NULL, NULL, NULL, NULL);
-	assert_int_equal(y, 2262);
-	assert_int_equal(mo, 4);
-	assert_int_equal(d, 11);
+	assert_int_equal(y, 2261);
+	assert_int_equal(mo, 12);
+	assert_int_equal(d, 31);
+	/* beyond int64 nanoseconds: no time rather than a wrapped one */
+	assert_true(iq_time_make(2262, 4, 12, 0, 0, 0, 0) == IQ_TIME_NONE);
+	assert_true(iq_time_make(1500, 1, 1, 0, 0, 0, 0) == IQ_TIME_NONE);
+	int64_t x;
+	assert_int_equal(iq_time_parse_iso("9999-12-31T23:59:59Z", 20, &x, NULL), -1);
 }
 
 static void test_year_inferred_across_new_year(void **state)

@@ -117,6 +117,26 @@ static int oom_events_json(struct iq_store *s, const char *pack, json_t **out, s
 	sqlite3_bind_text(q, 1, pack, -1, SQLITE_STATIC);
 	json_t *a = json_array();
 	while (sqlite3_step(q) == SQLITE_ROW) {
+		/* One event per worker death: a traceback often repeats the
+		 * message (worker, then engine), so further OOM lines of the same
+		 * file within IQ_OOM_MERGE_S of an event belong to it. */
+		const char *file = (const char *)sqlite3_column_text(q, 0);
+		int merged = 0;
+		if (sqlite3_column_type(q, 2) != SQLITE_NULL) {
+			int64_t t = sqlite3_column_int64(q, 2);
+			for (size_t k = json_array_size(a); k-- > 0 && !merged;) {
+				json_t *prev = json_array_get(a, k);
+				json_t *pe = json_array_get(json_object_get(prev, "evidence"), 0);
+				json_t *pt = json_object_get(prev, "_ts");
+				if (json_is_integer(pt) && t - json_integer_value(pt) <= IQ_OOM_MERGE_S * IQ_NS_PER_SEC &&
+				    strcmp(json_string_value(json_object_get(pe, "file")), file) == 0) {
+					json_array_append_new(json_object_get(prev, "evidence"), evidence_json(q, 0));
+					merged = 1;
+				}
+			}
+		}
+		if (merged)
+			continue;
 		json_t *caps = json_loads(sqlite3_column_text(q, 7) ? (const char *)sqlite3_column_text(q, 7) : "{}", 0, NULL);
 		json_t *e = json_object();
 		json_object_set_new(e, "pod", text_json(q, 4));
@@ -151,10 +171,16 @@ static int oom_events_json(struct iq_store *s, const char *pack, json_t **out, s
 		json_t *ev = json_array();
 		json_array_append_new(ev, evidence_json(q, 0));
 		json_object_set_new(e, "evidence", ev);
+		if (sqlite3_column_type(q, 2) != SQLITE_NULL)
+			json_object_set_new(e, "_ts", json_integer(sqlite3_column_int64(q, 2)));
 		json_array_append_new(a, e);
 		json_decref(caps);
 	}
 	sqlite3_finalize(q);
+	size_t k;
+	json_t *e;
+	json_array_foreach(a, k, e)
+		json_object_del(e, "_ts");
 	*out = a;
 	return 0;
 }

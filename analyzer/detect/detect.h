@@ -10,6 +10,9 @@
 /* Most evidence items kept per signal (count still says how many). */
 #define IQ_MAX_EVIDENCE 50
 
+/* CUDA OOM lines of one file this close to an OOM event are the same death. */
+#define IQ_OOM_MERGE_S 60
+
 /* Runs every pack of rs over the database and replaces its findings.
  * Returns 0 or IQ_ERR_DB with d->msg. */
 int iq_detect(struct iq_store *s, struct iq_ruleset *rs, struct iq_diag *d);

@@ -1,0 +1,10 @@
+#!/bin/sh
+# run.sh BIN: every end-to-end test of the binary. Each suite prints its own
+# "N passed, N failed" line; the last line sums them.
+bin=$1
+export TZ=UTC LC_ALL=C
+status=0
+sh tests/e2e/parsers.sh "$bin" || status=1
+sh tests/e2e/errors.sh "$bin" || status=1
+python3 tests/e2e/check_sample.py "$bin" || status=1
+exit $status

@@ -1,23 +1,240 @@
-/* cri.c: placeholder until the cri parser lands; recognises nothing. */
+/* cri.c: the CRI log format containerd and CRI-O write under /var/log/pods:
+ * "<RFC 3339 time> <stdout|stderr> <P|F>[:tags] <raw content>", with the
+ * P chunks of a long or unterminated line re-joined per stream. */
+#include <string.h>
+
 #include "parse.h"
 
+/* Where a stream's P chunks gather until its F. */
+struct chunks {
+	struct iq_buf text;
+	struct iq_buf ts_raw;   /* the first chunk's time, as written */
+	int64_t ts;
+	long line, nlines;
+	int pending;
+};
+
+enum { STDOUT, STDERR, NSLOTS };
+
+struct cri {
+	struct chunks slot[NSLOTS];
+};
+
+/* One line taken apart; slices point into the line. */
+struct cri_line {
+	struct iq_str ts_raw, content;
+	int64_t ts;
+	int stream;     /* STDOUT or STDERR */
+	int partial;    /* first tag is P */
+};
+
+/* iq_time_parse_iso for years that fit int64 nanoseconds (1678..2261);
+ * -1 for others, whose conversion would overflow. */
+static int read_time(const char *s, size_t n, int64_t *out, size_t *used)
+{
+	int y = 0;
+	for (size_t i = 0; i < 4; i++) {
+		if (i >= n || s[i] < '0' || s[i] > '9')
+			return -1;
+		y = y * 10 + (s[i] - '0');
+	}
+	if (y < 1678 || y > 2261)
+		return -1;
+	return iq_time_parse_iso(s, n, out, used);
+}
+
+/* Splits s as the kubelet does: time, stream, tags on single spaces, the
+ * rest is content. The time must carry a zone (containerd: Z or ±hh:mm,
+ * CRI-O: ±hh:mm), the stream is stdout or stderr, the first ':'-separated
+ * tag is P or F; later tags are ignored. A line that ends right after the
+ * tags (trailing space trimmed) has empty content. Returns 0 or -1. */
+static int split(const char *s, size_t n, struct cri_line *l)
+{
+	const char *sp = memchr(s, ' ', n);
+	if (!sp)
+		return -1;
+	size_t tl = (size_t)(sp - s), used = 0;
+	if (read_time(s, tl, &l->ts, &used) != 1 || used != tl || tl < 20 || s[10] != 'T')
+		return -1;
+	l->ts_raw = iq_str_make(s, tl);
+	size_t i = tl + 1;
+	if (n - i >= 7 && memcmp(s + i, "stdout ", 7) == 0)
+		l->stream = STDOUT;
+	else if (n - i >= 7 && memcmp(s + i, "stderr ", 7) == 0)
+		l->stream = STDERR;
+	else
+		return -1;
+	i += 7;
+	const char *te = memchr(s + i, ' ', n - i);
+	size_t tagsl = te ? (size_t)(te - (s + i)) : n - i;
+	if (tagsl == 0 || (s[i] != 'P' && s[i] != 'F') || (tagsl > 1 && s[i + 1] != ':'))
+		return -1;
+	l->partial = s[i] == 'P';
+	i += tagsl;
+	if (i < n)
+		i++;  /* the space before the content */
+	l->content = iq_str_make(s + i, n - i);
+	return 0;
+}
+
+/* The level word a message opens with, after up to three vLLM-style
+ * "(Proc pid=N) " tags: CRITICAL, ERROR, WARNING, ... followed by a space
+ * or ':' (vLLM, uvicorn, Python logging), or a klog/Triton letter
+ * ("E0501 "). Empty when there is none. The slice points into s.
+ * (Same rule as docker_json.c; a shared helper belongs in util.c.) */
+static struct iq_str severity_of(const char *s, size_t n)
+{
+	static const char *const words[] = {
+		"CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "TRACE",
+	};
+	size_t i = 0;
+	for (int k = 0; k < 3 && i < n && s[i] == '('; k++) {
+		const char *e = memchr(s + i, ')', n - i);
+		if (!e || (size_t)(e - s) + 1 >= n || e[1] != ' ')
+			return IQ_STR_NULL;
+		i = (size_t)(e - s) + 2;
+	}
+	for (size_t w = 0; w < IQ_ARRAY_LEN(words); w++) {
+		size_t l = strlen(words[w]);
+		if (n - i > l && memcmp(s + i, words[w], l) == 0 &&
+		    (s[i + l] == ' ' || s[i + l] == ':'))
+			return iq_str_make(s + i, l);
+	}
+	if (n - i >= 6 && s[i] && memchr("IWEF", s[i], 4) && s[i + 5] == ' ') {
+		for (size_t k = 1; k <= 4; k++)
+			if (s[i + k] < '0' || s[i + k] > '9')
+				return IQ_STR_NULL;
+		return iq_str_make(s + i, 1);
+	}
+	return IQ_STR_NULL;
+}
+
+static int emit(const struct iq_parse_ctx *ctx, long line, long nlines, int64_t ts,
+		struct iq_str ts_raw, int slot, struct iq_str text)
+{
+	struct iq_record r;
+	iq_record_init(&r, IQ_KIND_LOG);
+	r.line = line;
+	r.nlines = nlines;
+	r.ts = ts;
+	r.ts_how = IQ_TS_EXPLICIT;
+	r.ts_raw = ts_raw;
+	r.stream = slot == STDOUT ? IQ_STR_LIT("stdout") : IQ_STR_LIT("stderr");
+	r.text = text;
+	r.severity = severity_of(text.p, text.n);
+	return ctx->sink.record(ctx->sink.u, &r);
+}
+
+static int flush(struct chunks *c, int slot, const struct iq_parse_ctx *ctx)
+{
+	if (!c->pending)
+		return 0;
+	c->pending = 0;
+	return emit(ctx, c->line, c->nlines, c->ts, iq_str_make(c->ts_raw.p, c->ts_raw.len),
+		    slot, iq_str_make(c->text.p, c->text.len));
+}
+
+/* 90 when the first non-empty line of head is a CRI record, 50 when one of
+ * the next few is (a damaged first line). */
 static int sniff(const char *path, const char *head, size_t n, char *why, size_t whysz)
 {
-	IQ_UNUSED(path); IQ_UNUSED(head); IQ_UNUSED(n); IQ_UNUSED(why); IQ_UNUSED(whysz);
+	IQ_UNUSED(path);
+	size_t i = 0;
+	if (n >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0)
+		i = 3;
+	int seen = 0;
+	while (i < n && seen < 5) {
+		const char *nl = memchr(head + i, '\n', n - i);
+		size_t len = nl ? (size_t)(nl - head) - i : n - i;
+		const char *s = head + i;
+		i += len + 1;
+		if (len && s[len - 1] == '\r')
+			len--;
+		if (len == 0)
+			continue;
+		seen++;
+		struct cri_line l;
+		if (split(s, len, &l) != 0)
+			continue;
+		snprintf(why, whysz, "%s is a CRI record: %.*s %s %c",
+			 seen == 1 ? "first line" : "an early line",
+			 (int)(l.ts_raw.n < 40 ? l.ts_raw.n : 40), l.ts_raw.p,
+			 l.stream == STDOUT ? "stdout" : "stderr", l.partial ? 'P' : 'F');
+		return seen == 1 ? 90 : 50;
+	}
+	return 0;
+}
+
+static int begin(void *st, const struct iq_parse_ctx *ctx)
+{
+	IQ_UNUSED(ctx);
+	struct cri *c = st;
+	for (int k = 0; k < NSLOTS; k++) {
+		iq_buf_init(&c->slot[k].text);
+		iq_buf_init(&c->slot[k].ts_raw);
+	}
 	return 0;
 }
 
 static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const char *s, size_t n)
 {
-	IQ_UNUSED(st); IQ_UNUSED(s); IQ_UNUSED(n);
-	ctx->sink.skip(ctx->sink.u, lineno, 1, "not implemented", NULL, 0);
-	return 0;
+	struct cri *cr = st;
+	if (lineno == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+		s += 3;
+		n -= 3;
+	}
+	if (n == 0) {
+		ctx->sink.skip(ctx->sink.u, lineno, 1, "blank", NULL, 0);
+		return 0;
+	}
+	struct cri_line l;
+	if (split(s, n, &l) != 0) {
+		ctx->sink.skip(ctx->sink.u, lineno, 1, "malformed cri line", s, n);
+		return 0;
+	}
+	struct chunks *c = &cr->slot[l.stream];
+	if (!c->pending && !l.partial)  /* the common case: no copy */
+		return emit(ctx, lineno, 1, l.ts, l.ts_raw, l.stream, l.content);
+	if (!c->pending) {
+		iq_buf_reset(&c->text);
+		iq_buf_reset(&c->ts_raw);
+		if (iq_buf_add(&c->ts_raw, l.ts_raw.p, l.ts_raw.n))
+			return IQ_ERR_NOMEM;
+		c->ts = l.ts;
+		c->line = lineno;
+		c->nlines = 0;
+		c->pending = 1;
+	}
+	c->nlines++;
+	if (iq_buf_add(&c->text, l.content.p, l.content.n))
+		return IQ_ERR_NOMEM;
+	/* Output that never ends a line is cut into capped records. */
+	return l.partial && c->text.len < IQ_MAX_LINE ? 0 : flush(c, l.stream, ctx);
 }
 
-static int begin(void *st, const struct iq_parse_ctx *ctx) { IQ_UNUSED(st); IQ_UNUSED(ctx); return 0; }
-static int end(void *st, const struct iq_parse_ctx *ctx) { IQ_UNUSED(st); IQ_UNUSED(ctx); return 0; }
+/* A P left at the end is a complete, unterminated line: flushed oldest
+ * first; then frees. */
+static int end(void *st, const struct iq_parse_ctx *ctx)
+{
+	struct cri *cr = st;
+	struct chunks *o = &cr->slot[STDOUT], *e = &cr->slot[STDERR];
+	int first = o->pending && (!e->pending || o->line < e->line) ? STDOUT : STDERR;
+	int rc = flush(&cr->slot[first], first, ctx);
+	if (!rc)
+		rc = flush(&cr->slot[!first], !first, ctx);
+	for (int k = 0; k < NSLOTS; k++) {
+		iq_buf_release(&cr->slot[k].text);
+		iq_buf_release(&cr->slot[k].ts_raw);
+	}
+	return rc;
+}
 
 const struct iq_format iq_format_cri = {
-	.name = "cri", .desc = "cri (not implemented)", .sniff = sniff,
-	.state_size = 1, .begin = begin, .line = line, .end = end,
+	.name = "cri",
+	.desc = "CRI log lines of containerd / CRI-O (time stream P|F content, P chunks re-joined)",
+	.sniff = sniff,
+	.state_size = sizeof(struct cri),
+	.begin = begin,
+	.line = line,
+	.end = end,
 };

@@ -1,23 +1,369 @@
-/* docker_json.c: placeholder until the docker-json parser lands; recognises nothing. */
+/* docker_json.c: the Docker json-file log driver: one JSON object a line
+ * ({"log":…,"stream":…,"attrs":…,"time":…}), the `log` string decoded,
+ * and chunks of a line longer than 16 KiB (a `log` without its trailing
+ * "\n") re-joined per stream. */
+#include <string.h>
+
 #include "parse.h"
 
+/* Where a stream's chunks gather until one ends with "\n". */
+struct chunks {
+	struct iq_buf text;     /* decoded log so far */
+	struct iq_buf ts_raw;   /* the first chunk's time, as written */
+	struct iq_buf name;     /* stream name (slot OTHER only) */
+	int64_t ts;
+	enum iq_ts_how how;
+	long line, nlines;
+	int pending;
+};
+
+enum { STDOUT, STDERR, OTHER, NSLOTS };
+
+struct djson {
+	struct chunks slot[NSLOTS];
+};
+
+/* The string values of one line's object; raw (still escaped) slices. */
+struct fields {
+	struct iq_str log, stream, time;
+	int has_log, has_stream, has_time;
+};
+
+static size_t skip_ws(const char *s, size_t n, size_t i)
+{
+	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
+		i++;
+	return i;
+}
+
+/* At s[*i] == '"': stores the body up to the closing quote (escapes kept)
+ * in *out and moves *i past the quote. -1 when the string is unterminated. */
+static int scan_string(const char *s, size_t n, size_t *i, struct iq_str *out)
+{
+	size_t body = *i + 1, j = body;
+	for (;;) {
+		const char *q = j < n ? memchr(s + j, '"', n - j) : NULL;
+		if (!q)
+			return -1;
+		size_t k = (size_t)(q - s), bs = 0;
+		while (k - bs > body && s[k - 1 - bs] == '\\')
+			bs++;
+		if (bs % 2 == 0) {
+			*out = iq_str_make(s + body, k - body);
+			*i = k + 1;
+			return 0;
+		}
+		j = k + 1;
+	}
+}
+
+/* Skips one JSON value of any kind at s[*i] (objects and arrays by
+ * bracket depth, strings aware). Tolerant: it finds ends, it does not
+ * validate. -1 when no value ends before n. */
+static int skip_value(const char *s, size_t n, size_t *i)
+{
+	struct iq_str tmp;
+	size_t j = *i;
+	if (j >= n)
+		return -1;
+	if (s[j] == '"')
+		return scan_string(s, n, i, &tmp);
+	if (s[j] == '{' || s[j] == '[') {
+		int depth = 0;
+		while (j < n) {
+			char c = s[j];
+			if (c == '"') {
+				if (scan_string(s, n, &j, &tmp))
+					return -1;
+				continue;
+			}
+			if (c == '{' || c == '[')
+				depth++;
+			else if (c == '}' || c == ']')
+				depth--;
+			j++;
+			if (depth == 0) {
+				*i = j;
+				return 0;
+			}
+		}
+		return -1;
+	}
+	size_t start = j;
+	while (j < n && !strchr(",}] \t\r\n", s[j]))
+		j++;
+	if (j == start)
+		return -1;
+	*i = j;
+	return 0;
+}
+
+static int key_is(struct iq_str k, const char *lit)
+{
+	size_t l = strlen(lit);
+	return k.n == l && memcmp(k.p, lit, l) == 0;
+}
+
+/* Reads one line as a flat JSON object and picks the string values of
+ * log, stream and time, in any key order (Docker writes log, stream,
+ * attrs, time). Returns 0, or -1 when the line is not one JSON object. */
+static int scan_object(const char *s, size_t n, struct fields *f)
+{
+	memset(f, 0, sizeof *f);
+	size_t i = skip_ws(s, n, 0);
+	if (i >= n || s[i] != '{')
+		return -1;
+	i = skip_ws(s, n, i + 1);
+	if (i < n && s[i] == '}')
+		return skip_ws(s, n, i + 1) == n ? 0 : -1;
+	for (;;) {
+		struct iq_str key, val;
+		if (i >= n || s[i] != '"' || scan_string(s, n, &i, &key))
+			return -1;
+		i = skip_ws(s, n, i);
+		if (i >= n || s[i] != ':')
+			return -1;
+		i = skip_ws(s, n, i + 1);
+		if (i < n && s[i] == '"') {
+			if (scan_string(s, n, &i, &val))
+				return -1;
+			if (key_is(key, "log")) {
+				f->log = val;
+				f->has_log = 1;
+			} else if (key_is(key, "stream")) {
+				f->stream = val;
+				f->has_stream = 1;
+			} else if (key_is(key, "time")) {
+				f->time = val;
+				f->has_time = 1;
+			}
+		} else if (skip_value(s, n, &i)) {
+			return -1;
+		}
+		i = skip_ws(s, n, i);
+		if (i < n && s[i] == ',') {
+			i = skip_ws(s, n, i + 1);
+			continue;
+		}
+		if (i < n && s[i] == '}')
+			return skip_ws(s, n, i + 1) == n ? 0 : -1;
+		return -1;
+	}
+}
+
+/* The level word a message opens with, after up to three vLLM-style
+ * "(Proc pid=N) " tags: CRITICAL, ERROR, WARNING, ... followed by a space
+ * or ':' (vLLM, uvicorn, Python logging), or a klog/Triton letter
+ * ("E0501 "). Empty when there is none. The slice points into s. */
+static struct iq_str severity_of(const char *s, size_t n)
+{
+	static const char *const words[] = {
+		"CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "TRACE",
+	};
+	size_t i = 0;
+	for (int k = 0; k < 3 && i < n && s[i] == '('; k++) {
+		const char *e = memchr(s + i, ')', n - i);
+		if (!e || (size_t)(e - s) + 1 >= n || e[1] != ' ')
+			return IQ_STR_NULL;
+		i = (size_t)(e - s) + 2;
+	}
+	for (size_t w = 0; w < IQ_ARRAY_LEN(words); w++) {
+		size_t l = strlen(words[w]);
+		if (n - i > l && memcmp(s + i, words[w], l) == 0 &&
+		    (s[i + l] == ' ' || s[i + l] == ':'))
+			return iq_str_make(s + i, l);
+	}
+	if (n - i >= 6 && s[i] && memchr("IWEF", s[i], 4) && s[i + 5] == ' ') {
+		for (size_t k = 1; k <= 4; k++)
+			if (s[i + k] < '0' || s[i + k] > '9')
+				return IQ_STR_NULL;
+		return iq_str_make(s + i, 1);
+	}
+	return IQ_STR_NULL;
+}
+
+/* iq_time_parse_iso for years that fit int64 nanoseconds (1678..2261);
+ * -1 for others, whose conversion would overflow. */
+static int read_time(const char *s, size_t n, int64_t *out, size_t *used)
+{
+	int y = 0;
+	for (size_t i = 0; i < 4; i++) {
+		if (i >= n || s[i] < '0' || s[i] > '9')
+			return -1;
+		y = y * 10 + (s[i] - '0');
+	}
+	if (y < 1678 || y > 2261)
+		return -1;
+	return iq_time_parse_iso(s, n, out, used);
+}
+
+/* Hands out a slot's gathered record and empties the slot. */
+static int flush(struct chunks *c, int slot, const struct iq_parse_ctx *ctx)
+{
+	if (!c->pending)
+		return 0;
+	struct iq_record r;
+	iq_record_init(&r, IQ_KIND_LOG);
+	r.line = c->line;
+	r.nlines = c->nlines;
+	r.ts = c->ts;
+	r.ts_how = c->how;
+	r.ts_raw = iq_str_make(c->ts_raw.p, c->ts_raw.len);
+	if (slot == STDOUT)
+		r.stream = IQ_STR_LIT("stdout");
+	else if (slot == STDERR)
+		r.stream = IQ_STR_LIT("stderr");
+	else
+		r.stream = iq_str_make(c->name.p, c->name.len);
+	r.text = iq_str_make(c->text.p, c->text.len);
+	r.severity = severity_of(c->text.p, c->text.len);
+	c->pending = 0;
+	return ctx->sink.record(ctx->sink.u, &r);
+}
+
+/* 80..90 when the first non-empty line of head is a json-file record. */
 static int sniff(const char *path, const char *head, size_t n, char *why, size_t whysz)
 {
-	IQ_UNUSED(path); IQ_UNUSED(head); IQ_UNUSED(n); IQ_UNUSED(why); IQ_UNUSED(whysz);
+	IQ_UNUSED(path);
+	size_t i = 0;
+	if (n >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0)
+		i = 3;
+	i = skip_ws(head, n, i);
+	if (i >= n || head[i] != '{')
+		return 0;
+	const char *nl = memchr(head + i, '\n', n - i);
+	size_t len = nl ? (size_t)(nl - head) - i : n - i;
+	struct fields f;
+	if (scan_object(head + i, len, &f) == 0) {
+		int64_t t;
+		size_t used = 0;
+		if (!f.has_log || !f.has_time ||
+		    read_time(f.time.p, f.time.n, &t, &used) < 0 || used != f.time.n)
+			return 0;
+		snprintf(why, whysz, "first line is a docker json-file record: %.*s%s%.*s",
+			 (int)(f.time.n < 40 ? f.time.n : 40), f.time.p, f.has_stream ? " " : "",
+			 (int)(f.stream.n < 16 ? f.stream.n : 16), f.stream.n ? f.stream.p : "");
+		return 90;
+	}
+	/* A first line longer than the head is cut: trust its opening. */
+	static const char open[] = "{\"log\":\"";
+	if (!nl && len >= sizeof open - 1 && memcmp(head + i, open, sizeof open - 1) == 0) {
+		snprintf(why, whysz, "first line opens like a docker json-file record (cut by the head)");
+		return 80;
+	}
+	return 0;
+}
+
+static int begin(void *st, const struct iq_parse_ctx *ctx)
+{
+	IQ_UNUSED(ctx);
+	struct djson *d = st;
+	for (int k = 0; k < NSLOTS; k++) {
+		iq_buf_init(&d->slot[k].text);
+		iq_buf_init(&d->slot[k].ts_raw);
+		iq_buf_init(&d->slot[k].name);
+	}
 	return 0;
 }
 
 static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const char *s, size_t n)
 {
-	IQ_UNUSED(st); IQ_UNUSED(s); IQ_UNUSED(n);
-	ctx->sink.skip(ctx->sink.u, lineno, 1, "not implemented", NULL, 0);
-	return 0;
+	struct djson *d = st;
+	if (lineno == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+		s += 3;
+		n -= 3;
+	}
+	if (skip_ws(s, n, 0) == n) {
+		ctx->sink.skip(ctx->sink.u, lineno, 1, "blank", NULL, 0);
+		return 0;
+	}
+	struct fields f;
+	if (scan_object(s, n, &f) || !f.has_log || !f.has_time) {
+		ctx->sink.skip(ctx->sink.u, lineno, 1, "malformed docker json", s, n);
+		return 0;
+	}
+	int k = OTHER;
+	if (key_is(f.stream, "stdout"))
+		k = STDOUT;
+	else if (key_is(f.stream, "stderr"))
+		k = STDERR;
+	struct chunks *c = &d->slot[k];
+	int rc;
+	/* One slot holds every other stream name; a new name ends the old. */
+	if (k == OTHER && c->pending &&
+	    (c->name.len != f.stream.n ||
+	     (f.stream.n && memcmp(c->name.p, f.stream.p, f.stream.n) != 0)) &&
+	    (rc = flush(c, k, ctx)) != 0)
+		return rc;
+	if (!c->pending) {
+		iq_buf_reset(&c->text);
+		iq_buf_reset(&c->ts_raw);
+		if (iq_buf_add(&c->ts_raw, f.time.p, f.time.n))
+			return IQ_ERR_NOMEM;
+		if (k == OTHER) {
+			iq_buf_reset(&c->name);
+			if (iq_buf_add(&c->name, f.stream.p, f.stream.n))
+				return IQ_ERR_NOMEM;
+		}
+		/* A time that does not read leaves the record timeless, not lost. */
+		size_t used = 0;
+		int z = read_time(f.time.p, f.time.n, &c->ts, &used);
+		if (z < 0 || used != f.time.n) {
+			c->ts = IQ_TIME_NONE;
+			c->how = IQ_TS_NONE;
+		} else {
+			c->how = z ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+		}
+		c->line = lineno;
+		c->nlines = 0;
+		c->pending = 1;
+	}
+	c->nlines++;
+	if (iq_json_unescape(&c->text, f.log.p, f.log.n))
+		return IQ_ERR_NOMEM;
+	if (c->text.len == 0 || c->text.p[c->text.len - 1] != '\n') {
+		/* A 16 KiB chunk: the rest follows on this stream. Output that
+		 * never ends a line (progress bars) is cut into capped records. */
+		return c->text.len >= IQ_MAX_LINE ? flush(c, k, ctx) : 0;
+	}
+	c->text.len--;
+	if (c->text.len && c->text.p[c->text.len - 1] == '\r')
+		c->text.len--;
+	c->text.p[c->text.len] = '\0';
+	return flush(c, k, ctx);
 }
 
-static int begin(void *st, const struct iq_parse_ctx *ctx) { IQ_UNUSED(st); IQ_UNUSED(ctx); return 0; }
-static int end(void *st, const struct iq_parse_ctx *ctx) { IQ_UNUSED(st); IQ_UNUSED(ctx); return 0; }
+/* Flushes what is left unterminated, oldest first, then frees. */
+static int end(void *st, const struct iq_parse_ctx *ctx)
+{
+	struct djson *d = st;
+	int rc = 0;
+	for (;;) {
+		int first = -1;
+		for (int k = 0; k < NSLOTS; k++)
+			if (d->slot[k].pending && (first < 0 || d->slot[k].line < d->slot[first].line))
+				first = k;
+		if (first < 0)
+			break;
+		int r = rc ? 0 : flush(&d->slot[first], first, ctx);
+		d->slot[first].pending = 0;
+		if (!rc)
+			rc = r;
+	}
+	for (int k = 0; k < NSLOTS; k++) {
+		iq_buf_release(&d->slot[k].text);
+		iq_buf_release(&d->slot[k].ts_raw);
+		iq_buf_release(&d->slot[k].name);
+	}
+	return rc;
+}
 
 const struct iq_format iq_format_docker_json = {
-	.name = "docker-json", .desc = "docker-json (not implemented)", .sniff = sniff,
-	.state_size = 1, .begin = begin, .line = line, .end = end,
+	.name = "docker-json",
+	.desc = "Docker json-file log driver (one JSON object a line, 16 KiB chunks re-joined)",
+	.sniff = sniff,
+	.state_size = sizeof(struct djson),
+	.begin = begin,
+	.line = line,
+	.end = end,
 };

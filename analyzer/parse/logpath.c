@@ -104,6 +104,20 @@ static void containers_layout(const char *p, struct iq_ident *id)
 	}
 }
 
+/* Length of name without an archive suffix ("gpu-node-3.tar.gz" is the
+ * folder of node gpu-node-3 packed on its own). */
+static size_t strip_archive(const char *p, size_t n)
+{
+	static const char *const sfx[] = {".tar.gz", ".tar.zst", ".tar.xz", ".tar.bz2", ".tgz",
+					  ".tar", ".zip"};
+	for (size_t i = 0; i < IQ_ARRAY_LEN(sfx); i++) {
+		size_t l = strlen(sfx[i]);
+		if (n > l && strncmp(p + n - l, sfx[i], l) == 0)
+			return n - l;
+	}
+	return n;
+}
+
 void iq_path_ident(const char *path, struct iq_ident *id)
 {
 	memset(id, 0, sizeof *id);
@@ -114,6 +128,8 @@ void iq_path_ident(const char *path, struct iq_ident *id)
 		size_t nl = comp_len(nn);
 		if (nl && nn[nl] == '/')
 			id->node = iq_str_make(nn, nl);
+		else if (nl && nn[nl] == '!' && strip_archive(nn, nl) < nl)
+			id->node = iq_str_make(nn, strip_archive(nn, nl));
 	}
 	if ((p = rfind(path, "var/log/pods/")) != NULL) {
 		if (!id->node.n && p > path) {
@@ -123,18 +139,19 @@ void iq_path_ident(const char *path, struct iq_ident *id)
 			while (b > path && b[-1] != '/' && b[-1] != '!')
 				b--;
 			if (e > b && b > path)
-				id->node = iq_str_make(b, (size_t)(e - b));
+				id->node = iq_str_make(b, strip_archive(b, (size_t)(e - b)));
 		}
 		pods_layout(p + 13, id);
 	} else if ((p = rfind(path, "var/log/containers/")) != NULL) {
 		containers_layout(p + 19, id);
 	}
-	if (!id->node.n && (p = rfind(path, "var/log/")) != NULL && p > path + 1 && p[-1] == '/') {
+	if (!id->node.n && (p = rfind(path, "var/log/")) != NULL && p > path + 1 &&
+	    (p[-1] == '/' || p[-1] == '!')) {
 		const char *e = p - 1;
 		const char *b = e;
 		while (b > path && b[-1] != '/' && b[-1] != '!')
 			b--;
 		if (e > b && b > path)
-			id->node = iq_str_make(b, (size_t)(e - b));
+			id->node = iq_str_make(b, strip_archive(b, (size_t)(e - b)));
 	}
 }

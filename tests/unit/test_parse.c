@@ -121,7 +121,14 @@ static void test_path_identity_from_kubelet_layouts(void **state)
 	assert_str(id.ns, "inference");
 	assert_str(id.container, "vllm");
 	assert_str(id.container_id, "0123abcd");
-	assert_str(id.node, "");
+	assert_str(id.node, "n2");
+	iq_path_ident("b.tgz!incident/nodes/gpu-node-3.tar.gz!gpu/nvidia-smi.csv", &id);
+	assert_str(id.node, "gpu-node-3");
+	iq_path_ident("b.tgz!incident/nodes/gpu-node-3.tar.gz!var/log/pods/ns_p_u/c/0.log", &id);
+	assert_str(id.node, "gpu-node-3");
+	assert_str(id.pod, "p");
+	iq_path_ident("b.tgz!worker-9.tgz!var/log/kern.log", &id);
+	assert_str(id.node, "worker-9");
 	iq_path_ident("bundle/worker-7/var/log/kern.log", &id);
 	assert_str(id.node, "worker-7");
 	iq_path_ident("bundle/var/log/kern.log", &id);

@@ -33,7 +33,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
 
 SCHEMA  := $(sort $(wildcard schema/0*.sql))
 
-.PHONY: all deps demo test unit e2e rules-test check clean install bench golden lint fuzz
+.PHONY: all deps demo test unit e2e rules-test check clean install golden
 all: $(BIN)
 
 $(BIN): $(MAINOBJ) $(LIBOBJS)
@@ -110,5 +110,8 @@ install: $(BIN)
 
 clean:
 	rm -rf $(O) build-asan demo-out
+
+# libFuzzer targets and corpus replay (tests/fuzz/).
+-include tests/fuzz/fuzz.mk
 
 -include $(LIBOBJS:.o=.d) $(MAINOBJ:.o=.d)

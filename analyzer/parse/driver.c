@@ -81,6 +81,10 @@ int iq_parse_run(const struct iq_format *f, struct iq_parse_ctx *ctx,
 	if (!rc)
 		rc = rc2;
 	st->cut_lines = lines.cut_lines;
+	/* Several records on one line (a compact JSON list) make the sum of
+	 * nlines exceed the lines they came from: count each line once. */
+	if (st->lines_parsed + st->lines_skipped > st->lines_read)
+		st->lines_parsed = st->lines_read > st->lines_skipped ? st->lines_read - st->lines_skipped : 0;
 	long acc = st->lines_parsed + st->lines_skipped;
 	if (acc < st->lines_read)
 		count_skip(&run, st->lines_read, st->lines_read - acc,

@@ -58,7 +58,8 @@ CREATE TABLE IF NOT EXISTS problems (
 -- One row per parsed record. line is the first line of the record in its
 -- file, nlines how many it spans. ts_how: explicit, assumed_utc,
 -- year_inferred, boot_relative, inherited, none. kind: log, event, http,
--- gpu, kernel (a typed table below holds the columns of the last four).
+-- gpu, kernel, pod, config (a typed table below holds the columns of all
+-- but log).
 CREATE TABLE IF NOT EXISTS records (
   id        INTEGER PRIMARY KEY,
   file_id   INTEGER NOT NULL REFERENCES files(id),
@@ -149,6 +150,45 @@ CREATE TABLE IF NOT EXISTS kernel_events (
   host      TEXT,
   facility  TEXT,
   boot_s    REAL
+) STRICT;
+
+-- Container statuses from pod listings (records of kind pod): the current
+-- state and how the previous instance ended (last_*). exit_code 1 with
+-- reason Error is how a CUDA OOM death looks; 137 with OOMKilled is the
+-- host-memory killer.
+CREATE TABLE IF NOT EXISTS pod_states (
+  record_id        INTEGER PRIMARY KEY REFERENCES records(id),
+  ts               INTEGER,
+  namespace        TEXT,
+  pod              TEXT,
+  uid              TEXT,
+  node             TEXT,
+  pod_ip           TEXT,
+  phase            TEXT,
+  container        TEXT,
+  container_id     TEXT,
+  image            TEXT,
+  restart_count    INTEGER,
+  ready            INTEGER,
+  state            TEXT,
+  reason           TEXT,
+  exit_code        INTEGER,
+  started_at       INTEGER,
+  finished_at      INTEGER,
+  last_reason      TEXT,
+  last_exit_code   INTEGER,
+  last_started_at  INTEGER,
+  last_finished_at INTEGER
+) STRICT;
+
+-- Settings from configs, manifests and command lines (records of kind
+-- config), keys normalised (max_num_seqs, gpu_memory_utilization, ...).
+CREATE TABLE IF NOT EXISTS config_settings (
+  record_id INTEGER PRIMARY KEY REFERENCES records(id),
+  scope     TEXT,
+  key       TEXT NOT NULL,
+  value     TEXT,
+  source    TEXT
 ) STRICT;
 
 -- Which rule-pack signals a record matched, with the named captures as a

@@ -7,3 +7,6 @@ CREATE INDEX IF NOT EXISTS signal_matches_signal ON signal_matches(pack, signal)
 CREATE INDEX IF NOT EXISTS http_requests_ts ON http_requests(ts);
 CREATE INDEX IF NOT EXISTS gpu_samples_node_ts ON gpu_samples(node, gpu_index, ts);
 CREATE INDEX IF NOT EXISTS k8s_events_obj ON k8s_events(object_name, ts);
+CREATE INDEX IF NOT EXISTS pod_states_pod ON pod_states(pod, container);
+CREATE INDEX IF NOT EXISTS pod_states_ip ON pod_states(pod_ip);
+CREATE INDEX IF NOT EXISTS config_settings_key ON config_settings(key);

@@ -66,6 +66,12 @@ static void put_time(json_t *o, const char *k, int64_t t)
 	json_object_set_new(o, k, json_string(b));
 }
 
+static void put_int_known(json_t *o, const char *k, int v)
+{
+	if (v >= 0)
+		json_object_set_new(o, k, json_integer(v));
+}
+
 static json_t *ident_json(const struct iq_ident *id)
 {
 	json_t *o = json_object();
@@ -169,6 +175,40 @@ static int on_record(void *u, const struct iq_record *r)
 		put_str(t, "facility", k->facility);
 		put_num(t, "boot_s", k->boot_s);
 		json_object_set(o, "kernel", t);
+		break;
+	}
+	case IQ_KIND_POD: {
+		const struct iq_pod *p = &r->u.pod;
+		put_str(t, "namespace", p->ns);
+		put_str(t, "name", p->name);
+		put_str(t, "uid", p->uid);
+		put_str(t, "node", p->node);
+		put_str(t, "pod_ip", p->pod_ip);
+		put_str(t, "phase", p->phase);
+		put_str(t, "container", p->container);
+		put_str(t, "container_id", p->container_id);
+		put_str(t, "image", p->image);
+		put_int_known(t, "restart_count", p->restart_count);
+		put_int_known(t, "ready", p->ready);
+		put_str(t, "state", p->state);
+		put_str(t, "reason", p->reason);
+		put_int_known(t, "exit_code", p->exit_code);
+		put_time(t, "started_at", p->started_at);
+		put_time(t, "finished_at", p->finished_at);
+		put_str(t, "last_reason", p->last_reason);
+		put_int_known(t, "last_exit_code", p->last_exit_code);
+		put_time(t, "last_started_at", p->last_started_at);
+		put_time(t, "last_finished_at", p->last_finished_at);
+		json_object_set(o, "pod", t);
+		break;
+	}
+	case IQ_KIND_CONFIG: {
+		const struct iq_config *c = &r->u.config;
+		put_str(t, "scope", c->scope);
+		put_str(t, "key", c->key);
+		put_str(t, "value", c->value);
+		put_str(t, "source", c->source);
+		json_object_set(o, "config", t);
 		break;
 	}
 	case IQ_KIND_LOG:

@@ -22,6 +22,8 @@ enum iq_kind {
 	IQ_KIND_HTTP,      /* one request in a load balancer's access log */
 	IQ_KIND_GPU,       /* one GPU memory/utilisation sample */
 	IQ_KIND_KERNEL,    /* a kernel log message */
+	IQ_KIND_POD,       /* one container's status in a pod (kubectl get pods) */
+	IQ_KIND_CONFIG,    /* one setting from a config, manifest or command line */
 };
 
 const char *iq_kind_name(enum iq_kind k);
@@ -80,6 +82,36 @@ struct iq_kernel {
 	double boot_s;                  /* seconds since boot; NAN unknown */
 };
 
+/* A container's status as Kubernetes reports it (core/v1 ContainerStatus
+ * with its pod): one record per container (init containers included). */
+struct iq_pod {
+	struct iq_str ns, name, uid, node, pod_ip, phase;
+	struct iq_str container, container_id, image;
+	int restart_count;              /* -1 unknown */
+	int ready;                      /* 1, 0, -1 unknown */
+	struct iq_str state;            /* running, waiting, terminated */
+	struct iq_str reason;           /* CrashLoopBackOff, Error, OOMKilled... */
+	int exit_code;                  /* -1 unknown */
+	int64_t started_at, finished_at; /* IQ_TIME_NONE unknown */
+	/* lastState.terminated: how the previous instance ended */
+	struct iq_str last_reason;
+	int last_exit_code;             /* -1 unknown */
+	int64_t last_started_at, last_finished_at;
+};
+
+/* One setting that bears on GPU memory: a serving engine's argument, an
+ * environment variable, a batching limit, an autoscaler metric. key is
+ * normalised (lower case, '-' as '_', no leading dashes: "max_num_seqs",
+ * "gpu_memory_utilization", "pytorch_cuda_alloc_conf", "max_batch_size",
+ * "max_queue_delay_microseconds", "hpa_metric", "nvidia.com/gpu"); value as
+ * written. */
+struct iq_config {
+	struct iq_str scope;            /* what it belongs to: pod, deployment, model */
+	struct iq_str key, value;
+	struct iq_str source;           /* "container-args", "env", "triton-config",
+					   "hpa", "engine-log", "resources" */
+};
+
 struct iq_record {
 	enum iq_kind kind;
 	long line;                      /* first line in the file, 1-based */
@@ -96,6 +128,8 @@ struct iq_record {
 		struct iq_gpu gpu;
 		struct iq_event event;
 		struct iq_kernel kernel;
+		struct iq_pod pod;
+		struct iq_config config;
 	} u;
 };
 

@@ -14,6 +14,8 @@ const char *iq_kind_name(enum iq_kind k)
 	case IQ_KIND_HTTP: return "http";
 	case IQ_KIND_GPU: return "gpu";
 	case IQ_KIND_KERNEL: return "kernel";
+	case IQ_KIND_POD: return "pod";
+	case IQ_KIND_CONFIG: return "config";
 	}
 	return "log";
 }
@@ -46,7 +48,15 @@ void iq_record_init(struct iq_record *r, enum iq_kind kind)
 	case IQ_KIND_KERNEL:
 		r->u.kernel.boot_s = NAN;
 		break;
+	case IQ_KIND_POD:
+		r->u.pod.restart_count = -1;
+		r->u.pod.ready = -1;
+		r->u.pod.exit_code = r->u.pod.last_exit_code = -1;
+		r->u.pod.started_at = r->u.pod.finished_at = IQ_TIME_NONE;
+		r->u.pod.last_started_at = r->u.pod.last_finished_at = IQ_TIME_NONE;
+		break;
 	case IQ_KIND_LOG:
+	case IQ_KIND_CONFIG:
 		break;
 	}
 }

@@ -77,7 +77,7 @@ void iq_rules_release(struct iq_ruleset *rs)
 
 static int kind_bit(const char *name, unsigned *bit)
 {
-	static const char *const names[] = {"log", "event", "http", "gpu", "kernel"};
+	static const char *const names[] = {"log", "event", "http", "gpu", "kernel", "pod", "config"};
 	for (unsigned i = 0; i < IQ_ARRAY_LEN(names); i++)
 		if (strcmp(name, names[i]) == 0) {
 			*bit = 1u << i;
@@ -100,7 +100,7 @@ static int compile_signal(struct iq_pack *p, struct iq_signal *s, json_t *obj, s
 		unsigned bit;
 		if (!json_is_string(v) || kind_bit(json_string_value(v), &bit))
 			return iq_diag_set(d, IQ_ERR_RULES,
-					   "%s: signal '%s': unknown record kind in \"kinds\" (log, event, http, gpu, kernel)",
+					   "%s: signal '%s': unknown record kind in \"kinds\" (log, event, http, gpu, kernel, pod, config)",
 					   p->file, s->id);
 		s->kinds |= bit;
 	}

@@ -15,7 +15,7 @@ extern const char iq_index_sql[];
 
 enum stmt_id {
 	ST_FILE_FIND, ST_FILE_ADD, ST_FILE_END, ST_RECORD, ST_HTTP, ST_UPSTREAM,
-	ST_GPU, ST_EVENT, ST_KERNEL, ST_MATCH, ST_SKIP, ST_PROBLEM, ST_META,
+	ST_GPU, ST_EVENT, ST_KERNEL, ST_POD, ST_CONFIG, ST_MATCH, ST_SKIP, ST_PROBLEM, ST_META,
 	ST_COUNT
 };
 
@@ -33,6 +33,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_GPU] = "INSERT INTO gpu_samples VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
 	[ST_EVENT] = "INSERT INTO k8s_events VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
 	[ST_KERNEL] = "INSERT INTO kernel_events VALUES (?1,?2,?3,?4,?5,?6)",
+	[ST_POD] = "INSERT INTO pod_states VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,"
+		   "?17,?18,?19,?20,?21,?22)",
+	[ST_CONFIG] = "INSERT INTO config_settings VALUES (?1,?2,?3,?4,?5)",
 	[ST_MATCH] = "INSERT OR IGNORE INTO signal_matches VALUES (?1,?2,?3,?4)",
 	[ST_SKIP] = "INSERT INTO skips VALUES (?1,?2,?3,?4,?5) ON CONFLICT(file_id, reason)"
 		    " DO UPDATE SET lines = lines + excluded.lines",
@@ -191,6 +194,15 @@ static void bind_real(sqlite3_stmt *q, int i, double v)
 		sqlite3_bind_double(q, i, v);
 }
 
+/* Binds an int whose -1 means unknown. */
+static void bind_int_known(sqlite3_stmt *q, int i, int v)
+{
+	if (v < 0)
+		sqlite3_bind_null(q, i);
+	else
+		sqlite3_bind_int(q, i, v);
+}
+
 static int step(struct iq_store *s, sqlite3_stmt *q)
 {
 	int rc = sqlite3_step(q);
@@ -224,7 +236,7 @@ int iq_store_file_begin(struct iq_store *s, const char *path, const char *bundle
 			return 0;
 		}
 		/* left half-read by an interrupted run: read it again */
-		char sql[1024];
+		char sql[2048];
 		snprintf(sql, sizeof sql,
 			 "DELETE FROM signal_matches WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
 			 "DELETE FROM http_upstreams WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
@@ -232,10 +244,13 @@ int iq_store_file_begin(struct iq_store *s, const char *path, const char *bundle
 			 "DELETE FROM gpu_samples WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
 			 "DELETE FROM k8s_events WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
 			 "DELETE FROM kernel_events WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
+			 "DELETE FROM pod_states WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
+			 "DELETE FROM config_settings WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
 			 "DELETE FROM records WHERE file_id=%lld; DELETE FROM skips WHERE file_id=%lld;"
 			 "DELETE FROM files WHERE id=%lld;",
 			 (long long)old, (long long)old, (long long)old, (long long)old, (long long)old,
-			 (long long)old, (long long)old, (long long)old, (long long)old);
+			 (long long)old, (long long)old, (long long)old, (long long)old, (long long)old,
+			 (long long)old);
 		if (iq_store_exec(s, sql, NULL))
 			return IQ_ERR_DB;
 	} else {
@@ -374,6 +389,47 @@ int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *
 		bind_str(q, 4, k->host);
 		bind_str(q, 5, k->facility);
 		bind_real(q, 6, k->boot_s);
+		if (step(s, q))
+			return IQ_ERR_DB;
+		break;
+	}
+	case IQ_KIND_POD: {
+		const struct iq_pod *p = &r->u.pod;
+		q = s->st[ST_POD];
+		sqlite3_bind_int64(q, 1, id);
+		bind_time(q, 2, r->ts);
+		bind_str(q, 3, pick(p->ns, r->id.ns));
+		bind_str(q, 4, pick(p->name, r->id.pod));
+		bind_str(q, 5, p->uid);
+		bind_str(q, 6, pick(p->node, node));
+		bind_str(q, 7, p->pod_ip);
+		bind_str(q, 8, p->phase);
+		bind_str(q, 9, p->container);
+		bind_str(q, 10, p->container_id);
+		bind_str(q, 11, p->image);
+		bind_int_known(q, 12, p->restart_count);
+		bind_int_known(q, 13, p->ready);
+		bind_str(q, 14, p->state);
+		bind_str(q, 15, p->reason);
+		bind_int_known(q, 16, p->exit_code);
+		bind_time(q, 17, p->started_at);
+		bind_time(q, 18, p->finished_at);
+		bind_str(q, 19, p->last_reason);
+		bind_int_known(q, 20, p->last_exit_code);
+		bind_time(q, 21, p->last_started_at);
+		bind_time(q, 22, p->last_finished_at);
+		if (step(s, q))
+			return IQ_ERR_DB;
+		break;
+	}
+	case IQ_KIND_CONFIG: {
+		const struct iq_config *c = &r->u.config;
+		q = s->st[ST_CONFIG];
+		sqlite3_bind_int64(q, 1, id);
+		bind_str(q, 2, c->scope);
+		sqlite3_bind_text(q, 3, c->key.p ? c->key.p : "", (int)c->key.n, SQLITE_TRANSIENT);
+		bind_str(q, 4, c->value);
+		bind_str(q, 5, c->source);
 		if (step(s, q))
 			return IQ_ERR_DB;
 		break;

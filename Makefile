@@ -7,8 +7,8 @@ CC      ?= cc
 O       ?= build
 
 DEB_PKGS := libpcre2-dev libsqlite3-dev libarchive-dev libjansson-dev \
-            libcmocka-dev pkg-config python3
-PKGS     := libpcre2-8 sqlite3 libarchive jansson
+            libcmocka-dev libyaml-dev pkg-config python3
+PKGS     := libpcre2-8 sqlite3 libarchive jansson yaml-0.1
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Wvla -Wno-format-nonliteral

@@ -111,7 +111,8 @@ install: $(BIN)
 clean:
 	rm -rf $(O) build-asan demo-out
 
-# libFuzzer targets and corpus replay (tests/fuzz/).
+# libFuzzer targets and corpus replay (tests/fuzz/), and the benchmark.
 -include tests/fuzz/fuzz.mk
+-include tests/bench/bench.mk
 
 -include $(LIBOBJS:.o=.d) $(MAINOBJ:.o=.d)

@@ -112,7 +112,9 @@ clean:
 	rm -rf $(O) build-asan demo-out
 
 # libFuzzer targets and corpus replay (tests/fuzz/), and the benchmark.
+ifneq ($(filter fuzz% check,$(MAKECMDGOALS)),)
 -include tests/fuzz/fuzz.mk
+endif
 -include tests/bench/bench.mk
 
 -include $(LIBOBJS:.o=.d) $(MAINOBJ:.o=.d)

@@ -1,8 +1,13 @@
-/* cmd_rules.c: `inquest rules list|test [PACK...]`: the rule packs and
- * their own test cases. Without PACK arguments the packs shipped inside
- * the binary are used. */
+/* cmd_rules.c: `inquest rules list|lint|test|explain|match`: the rule
+ * packs, their checks, their own test cases, what they do in words, and
+ * grep over plain files. Without PACK arguments the packs shipped inside
+ * the binary are used; with them, the shipped shared definitions are
+ * loaded first so that references resolve. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../rules/rules.h"
 #include "cli.h"
@@ -14,6 +19,8 @@ static int load(struct iq_ruleset *rs, int argc, char **argv)
 	int rc = 0;
 	if (argc == 0)
 		rc = iq_rules_load_builtin(rs, &d);
+	else
+		rc = iq_rules_load_builtin_shared(rs, &d);
 	for (int i = 0; i < argc && rc == 0; i++)
 		rc = iq_rules_load_path(rs, argv[i], &d);
 	if (rc) {
@@ -21,6 +28,446 @@ static int load(struct iq_ruleset *rs, int argc, char **argv)
 		return IQ_EXIT_RULES;
 	}
 	return 0;
+}
+
+static void list_pack(const struct iq_pack *p)
+{
+	printf("%s\t%s\t%s%s\n", iq_pack_id(p), iq_pack_file(p), iq_pack_is_shared(p) ? "(shared) " : "",
+	       iq_pack_text(p, "title", "en"));
+	for (int sec = 0; sec < IQ_SEC_COUNT; sec++)
+		for (size_t j = 0; j < iq_pack_section_count(p, (enum iq_section)sec); j++) {
+			const struct iq_signal *s = iq_pack_section_signal(p, (enum iq_section)sec, j);
+			const char *ref = iq_signal_ref(s);
+			printf("  %s\t%s%s%s%s\n", iq_signal_id(s),
+			       sec == IQ_SEC_BOUNDARIES ? "(boundary) " : sec == IQ_SEC_FACTS ? "(fact) " : "",
+			       iq_signal_text(s, "title", "en"), ref ? " -> " : "", ref ? ref : "");
+		}
+}
+
+static int cmd_list(struct iq_ruleset *rs, int argc, char **argv)
+{
+	int rc = load(rs, argc, argv);
+	for (size_t i = 0; rc == 0 && i < rs->nshared; i++)
+		if (!iq_pack_is_base(rs->shared[i]))
+			list_pack(rs->shared[i]);
+	for (size_t i = 0; rc == 0 && i < rs->npacks; i++)
+		list_pack(rs->packs[i]);
+	return rc;
+}
+
+static int cmd_lint(struct iq_ruleset *rs, int argc, char **argv)
+{
+	long errors = 0, warnings = 0;
+	if (argc == 0) {
+		iq_rules_lint_builtin(rs, stderr, &errors, &warnings);
+	} else {
+		struct iq_diag d = {{0}};
+		if (iq_rules_load_builtin_shared(rs, &d)) {
+			fprintf(stderr, "%s\n", d.msg);
+			return IQ_EXIT_RULES;
+		}
+		for (int i = 0; i < argc; i++)
+			iq_rules_lint_path(rs, argv[i], stderr, &errors, &warnings);
+	}
+	printf("rules lint: %ld error%s, %ld warning%s\n", errors, errors == 1 ? "" : "s", warnings,
+	       warnings == 1 ? "" : "s");
+	return errors ? IQ_EXIT_RULES : IQ_EXIT_OK;
+}
+
+/* ---- explain ---- */
+
+static void print_list(json_t *a)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v) {
+		char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		printf("%s%s", i ? ", " : "", t ? t : "?");
+		free(t);
+	}
+}
+
+static void explain_kinds(unsigned kinds)
+{
+	static const char *const names[] = {"log", "event", "http", "gpu", "kernel", "pod", "config"};
+	if (!kinds) {
+		printf("    applies to records of every kind\n");
+		return;
+	}
+	printf("    applies to records of kind:");
+	for (unsigned i = 0; i < IQ_ARRAY_LEN(names); i++)
+		if (kinds & (1u << i))
+			printf(" %s", names[i]);
+	printf("\n");
+}
+
+static void explain_regex(json_t *obj, const char *lang)
+{
+	json_t *pats = json_object_get(obj, "patterns");
+	size_t i;
+	json_t *v;
+	printf("    matches a record when %s of these PCRE2 regexes matches its text:\n",
+	       json_array_size(pats) > 1 ? "any" : "this");
+	json_array_foreach(pats, i, v)
+		printf("      %zu. %s\n", i + 1, json_string_value(v));
+	json_t *fields = json_object_get(obj, "fields");
+	if (json_object_size(fields)) {
+		const char *k;
+		int first = 1;
+		printf("    named captures become fields:");
+		json_object_foreach(fields, k, v) {
+			const char *t = json_string_value(v);
+			printf("%s %s (%s%s%s)", first ? "" : ",", k, t ? t : "?",
+			       t && strcmp(t, "size") == 0 ? ", also " : "",
+			       t && strcmp(t, "size") == 0 ? "<name>_bytes" : "");
+			first = 0;
+		}
+		printf("; other captures stay text\n");
+	}
+	(void)lang;
+}
+
+static void explain_exceptions(json_t *obj, const char *lang)
+{
+	json_t *exc = json_object_get(obj, "exceptions");
+	size_t i;
+	json_t *v;
+	if (!json_array_size(exc))
+		return;
+	printf("    cancelled when one of these exceptions matches:\n");
+	json_array_foreach(exc, i, v) {
+		const char *pat = json_is_string(v) ? json_string_value(v)
+			: json_string_value(json_object_get(v, "pattern"));
+		const char *why = json_is_object(v) ? iq_item_text(v, "why", lang) : "";
+		printf("      - %s%s%s\n", pat ? pat : "?", *why ? "  -- " : "", why);
+	}
+}
+
+static void explain_signal(const struct iq_signal *s, const char *lang)
+{
+	static const char *const what[] = {"signal", "boundary", "fact"};
+	const char *sev = iq_signal_severity(s);
+	printf("  %s %s: %s%s%s%s\n", what[iq_signal_section(s)], iq_signal_id(s),
+	       iq_signal_text(s, "title", lang), *sev ? " [" : "", sev, *sev ? "]" : "");
+	const char *desc = iq_signal_text(s, "description", lang);
+	if (*desc)
+		printf("    %s\n", desc);
+	json_t *obj = iq_signal_json(s);
+	const struct iq_signal *t = iq_signal_target(s);
+	if (iq_signal_ref(s)) {
+		printf("    defined once as the shared signal %s%s%s; matched once per record and reported under every pack that refers to it\n",
+		       iq_signal_ref(s), t ? "" : " (NOT LOADED)", "");
+		if (t)
+			obj = iq_signal_json(t);
+	}
+	const char *det = iq_signal_detector(s);
+	if (det) {
+		printf("    windowed detector '%s' over the database: it %s\n", det, iq_detector_desc(det));
+		json_t *params = json_object_get(json_object_get(obj, "detector"), "params");
+		const char *k;
+		json_t *v;
+		if (json_object_size(params)) {
+			printf("    parameters:");
+			int first = 1;
+			json_object_foreach(params, k, v) {
+				char *js = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+				printf("%s %s = %s", first ? "" : ",", k, js ? js : "?");
+				free(js);
+				first = 0;
+			}
+			printf("\n");
+		}
+	} else {
+		explain_kinds(iq_signal_kinds(s));
+		explain_regex(obj, lang);
+		explain_exceptions(obj, lang);
+		if (t)
+			explain_exceptions(iq_signal_json(s), lang);
+	}
+	const char *instead = iq_signal_text(s, "instead", lang);
+	if (*instead)
+		printf("    when present, the incident is instead: %s\n", instead);
+	json_t *tests = json_object_get(obj, "tests");
+	if (tests)
+		printf("    proven by %zu line%s that must match and %zu that must not (inquest rules test)\n",
+		       json_array_size(json_object_get(tests, "match")),
+		       json_array_size(json_object_get(tests, "match")) == 1 ? "" : "s",
+		       json_array_size(json_object_get(tests, "no_match")));
+}
+
+static void explain_condition(json_t *c, const char *lang)
+{
+	printf("  condition %s: %s\n", iq_item_str(c, "id"), iq_item_text(c, "title", lang));
+	const char *d = iq_item_text(c, "description", lang);
+	if (*d)
+		printf("    %s\n", d);
+	printf("    decided by: %s\n", iq_item_text(c, "evidence", lang));
+	if (json_array_size(json_object_get(c, "config_keys"))) {
+		printf("    config keys: ");
+		print_list(json_object_get(c, "config_keys"));
+		printf("\n");
+	}
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(c, "checks"), i, v) {
+		char *js = json_dumps(json_object_get(v, "value"), JSON_ENCODE_ANY | JSON_COMPACT);
+		printf("    check: %s %s%s%s\n", iq_item_str(v, "key"), iq_item_str(v, "op"), js ? " " : "",
+		       js ? js : "");
+		free(js);
+	}
+}
+
+static void explain_question(json_t *q, const char *lang)
+{
+	printf("  question %s: %s\n", iq_item_str(q, "id"), iq_item_text(q, "question", lang));
+	printf("    answered by this read-only SQL over inquest.db (:pack is the pack's id):\n");
+	const char *sql = iq_item_str(q, "sql");
+	printf("      ");
+	for (const char *p = sql; *p; p++) {
+		putchar(*p);
+		if (*p == '\n')
+			printf("      ");
+	}
+	printf("\n    answer: %s\n", iq_item_text(q, "answer", lang));
+	const char *empty = iq_item_text(q, "empty", lang);
+	if (*empty)
+		printf("    when the SQL finds nothing: %s\n", empty);
+}
+
+static void explain_guidance(json_t *g, const char *lang)
+{
+	printf("  %s %s: %s\n    called for by: ", iq_item_str(g, "phase"), iq_item_str(g, "id"),
+	       iq_item_text(g, "text", lang));
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(g, "for"), i, v)
+		printf("%s%s", i ? ", " : "", json_string_value(v) ? json_string_value(v) : "?");
+	printf("\n");
+}
+
+static void explain_pack(const struct iq_pack *p, const char *id, const char *lang, int *found)
+{
+	static const char *const items[] = {"conditions", "questions", "guidance"};
+	if (!id) {
+		const char *v = iq_pack_version(p);
+		printf("%s %s%s(%s): %s%s\n", iq_pack_id(p), v, *v ? " " : "", iq_pack_file(p),
+		       iq_pack_is_shared(p) ? "shared definitions: " : "", iq_pack_text(p, "title", lang));
+		const char *def = iq_pack_text(p, "definition", lang);
+		if (*def)
+			printf("  %s\n", def);
+		*found = 1;
+	}
+	for (int sec = 0; sec < IQ_SEC_COUNT; sec++) {
+		size_t n = iq_pack_section_count(p, (enum iq_section)sec);
+		if (!id && n)
+			printf("%s:\n", iq_section_name((enum iq_section)sec));
+		for (size_t i = 0; i < n; i++) {
+			const struct iq_signal *s = iq_pack_section_signal(p, (enum iq_section)sec, i);
+			if (id && strcmp(id, iq_signal_id(s)) != 0)
+				continue;
+			explain_signal(s, lang);
+			*found = 1;
+		}
+	}
+	for (size_t k = 0; k < IQ_ARRAY_LEN(items); k++) {
+		size_t n = iq_pack_item_count(p, items[k]);
+		if (!id && n)
+			printf("%s:\n", items[k]);
+		for (size_t i = 0; i < n; i++) {
+			json_t *it = iq_pack_item(p, items[k], i);
+			if (id && strcmp(id, iq_item_str(it, "id")) != 0)
+				continue;
+			*found = 1;
+			if (k == 0)
+				explain_condition(it, lang);
+			else if (k == 1)
+				explain_question(it, lang);
+			else
+				explain_guidance(it, lang);
+		}
+	}
+	size_t nv = iq_pack_item_count(p, "verdicts");
+	if (!id && nv) {
+		printf("verdict (the first rule that holds decides; none holding means not_detected):\n");
+		for (size_t i = 0; i < nv; i++) {
+			json_t *v = iq_pack_item(p, "verdicts", i);
+			const char *why = iq_item_text(v, "why", lang);
+			printf("  %zu. %s when %s%s%s\n", i + 1, iq_item_str(v, "verdict"), iq_item_str(v, "when"),
+			       *why ? "  -- " : "", why);
+		}
+	}
+}
+
+static int cmd_explain(struct iq_ruleset *rs, int argc, char **argv)
+{
+	const char *lang = "en";
+	int n = 0;
+	char *args[2] = {NULL, NULL};
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--lang") == 0 && i + 1 < argc)
+			lang = argv[++i];
+		else if (n < 2)
+			args[n++] = argv[i];
+		else
+			n = 3;
+	}
+	if (n < 1 || n > 2) {
+		iq_errorf("usage: inquest rules explain PACK [ID] [--lang en|tr]");
+		return IQ_EXIT_USAGE;
+	}
+	struct stat st;
+	int rc = stat(args[0], &st) == 0 ? load(rs, 1, args) : load(rs, 0, NULL);
+	if (rc)
+		return rc;
+	int found = 0, matched = 0;
+	int from_path = stat(args[0], &st) == 0;
+	for (size_t i = 0; i < rs->nshared + rs->npacks; i++) {
+		const struct iq_pack *p = i < rs->nshared ? rs->shared[i] : rs->packs[i - rs->nshared];
+		if (from_path ? iq_pack_is_base(p) : strcmp(iq_pack_id(p), args[0]) != 0)
+			continue;
+		matched = 1;
+		explain_pack(p, args[1], lang, &found);
+	}
+	if (!matched) {
+		iq_errorf("no rule pack '%s' (see inquest rules list)", args[0]);
+		return IQ_EXIT_USAGE;
+	}
+	if (!found) {
+		iq_errorf("pack '%s' has no signal, boundary, fact, condition, question or guidance '%s'",
+			  args[0], args[1]);
+		return IQ_EXIT_USAGE;
+	}
+	return IQ_EXIT_OK;
+}
+
+/* ---- match ---- */
+
+struct hits {
+	char **packs;           /* --pack ids to report, NULL for all */
+	size_t npacks;
+	struct iq_buf ids;      /* "a,b" */
+	struct iq_buf explain;  /* one line per hit */
+	int want_explain;
+};
+
+static int on_hit(void *u, const char *pack, const char *signal, const char *caps)
+{
+	struct hits *h = u;
+	if (h->npacks) {
+		int keep = 0;
+		for (size_t i = 0; i < h->npacks; i++)
+			keep |= strcmp(h->packs[i], pack) == 0;
+		if (!keep)
+			return 0;
+	}
+	/* a signal several packs report is listed once */
+	size_t sl = strlen(signal);
+	int seen = 0;
+	for (const char *p = h->ids.p; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] ? 1 : 0))
+		seen |= strcspn(p, ",") == sl && memcmp(p, signal, sl) == 0;
+	if (!seen) {
+		if (h->ids.len)
+			iq_buf_addc(&h->ids, ',');
+		iq_buf_adds(&h->ids, signal);
+	}
+	if (h->want_explain)
+		iq_buf_printf(&h->explain, "\t%s/%s\t%s\n", pack, signal, caps);
+	return 0;
+}
+
+static int match_stream(struct iq_ruleset *rs, const char *name, FILE *f, struct hits *h)
+{
+	char *line = NULL, *esc = NULL;
+	size_t cap = 0, esccap = 0;
+	ssize_t got;
+	long lineno = 0;
+	while ((got = getline(&line, &cap, f)) >= 0) {
+		size_t n = (size_t)got;
+		lineno++;
+		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			n--;
+		struct iq_record r;
+		iq_record_init(&r, IQ_KIND_LOG);
+		r.line = lineno;
+		r.nlines = 1;
+		r.text = iq_str_make(line, n);
+		iq_buf_reset(&h->ids);
+		iq_buf_reset(&h->explain);
+		iq_rules_match(rs, &r, on_hit, h);
+		if (!h->ids.len)
+			continue;
+		if (esccap < n * 4 + 1) {
+			esccap = n * 4 + 1;
+			free(esc);
+			esc = iq_xmalloc(esccap);
+		}
+		iq_escape_display(esc, esccap, line, n);
+		printf("%s:%ld\t%s\t%s\n", name, lineno, h->ids.p, esc);
+		if (h->explain.len)
+			fputs(h->explain.p, stdout);
+	}
+	free(line);
+	free(esc);
+	return ferror(f) ? -1 : 0;
+}
+
+static int cmd_match(struct iq_ruleset *rs, int argc, char **argv)
+{
+	struct hits h = {0};
+	char **paths = iq_xcalloc((size_t)argc + 1, sizeof *paths);
+	size_t npaths = 0;
+	int nfiles = 0, rc = 0;
+	h.packs = iq_xcalloc((size_t)argc + 1, sizeof *h.packs);
+	iq_buf_init(&h.ids);
+	iq_buf_init(&h.explain);
+	for (int i = 0; i < argc; i++) {
+		struct stat st;
+		if (strcmp(argv[i], "--explain") == 0) {
+			h.want_explain = 1;
+		} else if (strcmp(argv[i], "--pack") == 0 && i + 1 < argc) {
+			i++;
+			if (stat(argv[i], &st) == 0)
+				paths[npaths++] = argv[i];
+			else
+				h.packs[h.npacks++] = argv[i];
+		} else if (strncmp(argv[i], "--", 2) == 0 && argv[i][2]) {
+			iq_errorf("unknown option '%s' of 'rules match'", argv[i]);
+			rc = IQ_EXIT_USAGE;
+		} else {
+			argv[nfiles++] = argv[i];
+		}
+	}
+	if (!rc && nfiles == 0) {
+		iq_errorf("usage: inquest rules match [--pack PACK]... [--explain] FILE...");
+		rc = IQ_EXIT_USAGE;
+	}
+	if (!rc)
+		rc = load(rs, (int)npaths, paths);
+	for (size_t i = 0; !rc && i < h.npacks; i++)
+		if (!iq_rules_find(rs, h.packs[i])) {
+			iq_errorf("no rule pack '%s' (see inquest rules list)", h.packs[i]);
+			rc = IQ_EXIT_USAGE;
+		}
+	for (int i = 0; !rc && i < nfiles; i++) {
+		int is_stdin = strcmp(argv[i], "-") == 0;
+		FILE *f = is_stdin ? stdin : fopen(argv[i], "rb");
+		if (!f) {
+			iq_errorf("cannot open '%s': %s", argv[i], strerror(errno));
+			rc = IQ_EXIT_INPUT;
+			continue;
+		}
+		if (match_stream(rs, argv[i], f, &h)) {
+			iq_errorf("error reading '%s'", argv[i]);
+			rc = IQ_EXIT_INPUT;
+		}
+		if (!is_stdin)
+			fclose(f);
+	}
+	iq_buf_release(&h.ids);
+	iq_buf_release(&h.explain);
+	free(h.packs);
+	free(paths);
+	return rc;
 }
 
 int iq_cmd_rules(int argc, char **argv)
@@ -34,15 +481,9 @@ int iq_cmd_rules(int argc, char **argv)
 	iq_rules_init(&rs);
 	int rc;
 	if (strcmp(verb, "list") == 0) {
-		rc = load(&rs, argc - 2, argv + 2);
-		for (size_t i = 0; rc == 0 && i < rs.npacks; i++) {
-			const struct iq_pack *p = rs.packs[i];
-			printf("%s\t%s\t%s\n", iq_pack_id(p), iq_pack_file(p), iq_pack_text(p, "title", "en"));
-			for (size_t j = 0; j < iq_pack_signal_count(p); j++) {
-				const struct iq_signal *s = iq_pack_signal(p, j);
-				printf("  %s\t%s\n", iq_signal_id(s), iq_signal_text(s, "title", "en"));
-			}
-		}
+		rc = cmd_list(&rs, argc - 2, argv + 2);
+	} else if (strcmp(verb, "lint") == 0) {
+		rc = cmd_lint(&rs, argc - 2, argv + 2);
 	} else if (strcmp(verb, "test") == 0) {
 		rc = load(&rs, argc - 2, argv + 2);
 		if (rc == 0) {
@@ -51,8 +492,12 @@ int iq_cmd_rules(int argc, char **argv)
 			printf("rules: %ld passed, %ld failed\n", passed, failed);
 			rc = failed ? IQ_EXIT_RULES : IQ_EXIT_OK;
 		}
+	} else if (strcmp(verb, "explain") == 0) {
+		rc = cmd_explain(&rs, argc - 2, argv + 2);
+	} else if (strcmp(verb, "match") == 0) {
+		rc = cmd_match(&rs, argc - 2, argv + 2);
 	} else {
-		iq_errorf("unknown 'rules' verb '%s' (list, test)", verb);
+		iq_errorf("unknown 'rules' verb '%s' (list, lint, test, explain, match)", verb);
 		rc = IQ_EXIT_USAGE;
 	}
 	iq_rules_release(&rs);

@@ -20,9 +20,17 @@ static const struct iq_command commands[] = {
 	{"parse", iq_cmd_parse, "parse [--format NAME] FILE",
 	 "Print the records a format makes of a plain file, one JSON object a line\n"
 	 "(for rule authors and the parser table tests)."},
-	{"rules", iq_cmd_rules, "rules list|test [PACK...]",
-	 "list: the packs and their signals. test: run every test case the packs\n"
-	 "carry; prints 'N passed, N failed' and exits non-zero on a failure."},
+	{"rules", iq_cmd_rules,
+	 "rules list|lint|test [PACK...] | explain PACK [ID] [--lang en|tr] | match [--pack PACK]... [--explain] FILE...",
+	 "list: the packs and their signals. lint: check packs (JSON, regexes, keys,\n"
+	 "ids, refs, translations, question SQL); errors as FILE:LINE:COL, exit 4.\n"
+	 "test: run every test case the packs carry; prints 'rules: N passed, N\n"
+	 "failed' and exits 4 on a failure. explain: what a pack, or one of its\n"
+	 "signals, conditions, questions or guidance items, does, in words.\n"
+	 "match: grep with the packs: FILE:LINE<TAB>signals<TAB>text for each\n"
+	 "matching line of plain files ('-' is stdin); --explain adds captures.\n"
+	 "PACK is a file or directory of packs (rules/README.md); without one the\n"
+	 "packs built into the binary are used."},
 	{"help", iq_cmd_help, "help [COMMAND]", "Show this help, or one command's."},
 };
 

@@ -1,11 +1,12 @@
-/* detect.c: for each rule pack, the signals found in the database with
- * their evidence, the CUDA OOM events, and the verdict. The windowed
- * detectors (surges, sawtooth, cascade order, boundaries) build on the
- * same queries. */
+/* detect.c: runs the detectors for each rule pack and stores the pattern
+ * object of findings.json in the findings table. Signals defined by
+ * regexes are read from signal_matches; the windowed ones (crash loops,
+ * the 5xx surge, the GPU memory sawtooth, the cascade) come from their
+ * detectors. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "detect.h"
+#include "internal.h"
 
 static json_t *time_json(sqlite3_stmt *q, int col)
 {
@@ -95,160 +96,22 @@ static int signal_json(struct iq_store *s, const char *pack, const char *signal,
 	return 0;
 }
 
-static json_t *capture_int(json_t *caps, const char *key)
+/* Signals whose findings come from a detector, not from regex matches. */
+static int detector_signal(const char *id)
 {
-	json_t *v = json_object_get(caps, key);
-	return json_is_integer(v) ? json_incref(v) : json_null();
-}
-
-/* One oom_events entry per CUDA OOM record, in time order. */
-static int oom_events_json(struct iq_store *s, const char *pack, json_t **out, struct iq_diag *d)
-{
-	sqlite3_stmt *q;
-	int rc = prep(s,
-		      "SELECT f.path, r.line, r.ts, r.text, r.pod, r.node, r.container, m.captures"
-		      " FROM signal_matches m JOIN records r ON r.id = m.record_id"
-		      " JOIN files f ON f.id = r.file_id"
-		      " WHERE m.pack = ?1 AND m.signal = 'cuda-oom'"
-		      " ORDER BY r.ts IS NULL, r.ts, f.path, r.line",
-		      &q, d);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(q, 1, pack, -1, SQLITE_STATIC);
-	json_t *a = json_array();
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		/* One event per worker death: a traceback often repeats the
-		 * message (worker, then engine), so further OOM lines of the same
-		 * file within IQ_OOM_MERGE_S of an event belong to it. */
-		const char *file = (const char *)sqlite3_column_text(q, 0);
-		int merged = 0;
-		if (sqlite3_column_type(q, 2) != SQLITE_NULL) {
-			int64_t t = sqlite3_column_int64(q, 2);
-			for (size_t k = json_array_size(a); k-- > 0 && !merged;) {
-				json_t *prev = json_array_get(a, k);
-				json_t *pe = json_array_get(json_object_get(prev, "evidence"), 0);
-				json_t *pt = json_object_get(prev, "_ts");
-				if (json_is_integer(pt) && t - json_integer_value(pt) <= IQ_OOM_MERGE_S * IQ_NS_PER_SEC &&
-				    strcmp(json_string_value(json_object_get(pe, "file")), file) == 0) {
-					json_array_append_new(json_object_get(prev, "evidence"), evidence_json(q, 0));
-					merged = 1;
-				}
-			}
-		}
-		if (merged)
-			continue;
-		json_t *caps = json_loads(sqlite3_column_text(q, 7) ? (const char *)sqlite3_column_text(q, 7) : "{}", 0, NULL);
-		json_t *e = json_object();
-		json_object_set_new(e, "pod", text_json(q, 4));
-		json_object_set_new(e, "node", text_json(q, 5));
-		json_object_set_new(e, "container", text_json(q, 6));
-		json_object_set_new(e, "time", time_json(q, 2));
-		const char *text = (const char *)sqlite3_column_text(q, 3);
-		const char *fw = "unknown";
-		if (text && (strstr(text, "PyTorch") || strstr(text, "torch.") ||
-			     strstr(text, "Tried to allocate")))
-			fw = "pytorch";
-		else if (text && strstr(text, "OOM when allocating"))
-			fw = "tensorflow";
-		else if (text && strstr(text, "RESOURCE_EXHAUSTED"))
-			fw = "jax";
-		else if (text && strstr(text, "TensorRT"))
-			fw = "tensorrt-llm";
-		json_object_set_new(e, "framework", json_string(fw));
-		json_object_set_new(e, "tried_bytes", capture_int(caps, "tried_bytes"));
-		json_object_set_new(e, "capacity_bytes", capture_int(caps, "capacity_bytes"));
-		json_object_set_new(e, "free_bytes", capture_int(caps, "free_bytes"));
-		json_object_set_new(e, "allocated_bytes", capture_int(caps, "allocated_bytes"));
-		json_t *ru = capture_int(caps, "reserved_unallocated_bytes");
-		json_t *res = json_object_get(caps, "reserved_bytes");
-		json_t *alloc = json_object_get(caps, "allocated_bytes");
-		if (json_is_null(ru) && json_is_integer(res) && json_is_integer(alloc)) {
-			/* old message: reserved in total = allocated + reserved-unallocated */
-			json_decref(ru);
-			ru = json_integer(json_integer_value(res) - json_integer_value(alloc));
-		}
-		json_object_set_new(e, "reserved_unallocated_bytes", ru);
-		json_t *ev = json_array();
-		json_array_append_new(ev, evidence_json(q, 0));
-		json_object_set_new(e, "evidence", ev);
-		if (sqlite3_column_type(q, 2) != SQLITE_NULL)
-			json_object_set_new(e, "_ts", json_integer(sqlite3_column_int64(q, 2)));
-		json_array_append_new(a, e);
-		json_decref(caps);
-	}
-	sqlite3_finalize(q);
-	size_t k;
-	json_t *e;
-	json_array_foreach(a, k, e)
-		json_object_del(e, "_ts");
-	*out = a;
+	static const char *const ids[] = {"crashloop", "lb-5xx-surge", "gpu-mem-sawtooth", "cascade"};
+	for (size_t i = 0; i < IQ_ARRAY_LEN(ids); i++)
+		if (strcmp(ids[i], id) == 0)
+			return 1;
 	return 0;
 }
 
-static int pack_findings(struct iq_store *s, const struct iq_pack *p, struct iq_diag *d)
+static int store_findings(struct iq_store *s, const char *id, const char *verdict, json_t *o,
+			  struct iq_diag *d)
 {
-	const char *id = iq_pack_id(p);
-	json_t *o = json_object();
-	json_object_set_new(o, "id", json_string(id));
-	json_object_set_new(o, "title", json_string(iq_pack_text(p, "title", "en")));
-	json_t *sigs = json_array();
-	long oom = 0;
-	int rc = 0;
-	for (size_t i = 0; i < iq_pack_signal_count(p) && !rc; i++) {
-		json_t *sj;
-		const char *sid = iq_signal_id(iq_pack_signal(p, i));
-		rc = signal_json(s, id, sid, &sj, d);
-		if (rc)
-			break;
-		if (strcmp(sid, "cuda-oom") == 0)
-			oom = (long)json_integer_value(json_object_get(sj, "count"));
-		json_array_append_new(sigs, sj);
-	}
-	json_t *ooms = NULL;
-	if (!rc)
-		rc = oom_events_json(s, id, &ooms, d);
-	if (rc) {
-		json_decref(o);
-		json_decref(sigs);
-		return rc;
-	}
-	/* Until the windowed detectors land, the verdict only knows whether
-	 * CUDA OOM happened at all. */
-	const char *verdict = oom ? "oom_no_cascade" : "not_detected";
-	char summary[512];
-	if (oom) {
-		json_t *first = json_array_get(ooms, 0);
-		const char *pod = json_string_value(json_object_get(first, "pod"));
-		snprintf(summary, sizeof summary,
-			 "%ld CUDA out-of-memory error%s found in %zu worker death%s, the first in %s at %s.",
-			 oom, oom == 1 ? "" : "s", json_array_size(ooms), json_array_size(ooms) == 1 ? "" : "s",
-			 pod ? pod : "an unknown pod",
-			 json_is_string(json_object_get(first, "time")) ? json_string_value(json_object_get(first, "time")) : "an unknown time");
-	} else {
-		snprintf(summary, sizeof summary, "No CUDA out-of-memory error was found in the bundle.");
-	}
-	json_object_set_new(o, "verdict", json_string(verdict));
-	json_object_set_new(o, "confidence", json_real(oom ? 0.5 : 0.0));
-	json_object_set_new(o, "summary", json_string(summary));
-	json_object_set_new(o, "signals", sigs);
-	json_object_set_new(o, "boundaries", json_array());
-	json_object_set_new(o, "oom_events", ooms);
-	json_object_set_new(o, "cascade", json_null());
-	json_object_set_new(o, "lb_5xx_surge", json_null());
-	json_object_set_new(o, "sawtooth", json_array());
-	json_object_set_new(o, "conditions", json_array());
-	json_object_set_new(o, "questions", json_array());
-	json_t *impact = json_object();
-	json_object_set_new(impact, "failed_requests", json_null());
-	json_object_set_new(impact, "unavailability", json_null());
-	json_object_set_new(impact, "dropped_streams", json_null());
-	json_object_set_new(o, "impact", impact);
-	json_object_set_new(o, "recovery", json_array());
-
 	char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(o);
 	sqlite3_stmt *q;
-	rc = prep(s, "INSERT OR REPLACE INTO findings VALUES (?1, ?2, ?3)", &q, d);
+	int rc = prep(s, "INSERT OR REPLACE INTO findings VALUES (?1, ?2, ?3)", &q, d);
 	if (!rc) {
 		sqlite3_bind_text(q, 1, id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(q, 2, verdict, -1, SQLITE_STATIC);
@@ -258,6 +121,79 @@ static int pack_findings(struct iq_store *s, const struct iq_pack *p, struct iq_
 		sqlite3_finalize(q);
 	}
 	free(text);
+	return rc;
+}
+
+/* The GPU OOM cascade: every detector, then the verdict. */
+static int cascade_pack(struct det *x)
+{
+	static const char *const keys[] = {"boundaries", "oom_events", "cascade", "lb_5xx_surge",
+					   "sawtooth", "conditions", "questions", "impact", "recovery", "phases"};
+	for (size_t i = 0; i < IQ_ARRAY_LEN(keys); i++)
+		json_object_set_new(x->pat, keys[i], json_null());
+	x->f.container_logs = det_scalar(x, "SELECT count(*) FROM records WHERE kind = 'log' AND pod IS NOT NULL", 0);
+	int (*const steps[])(struct det *) = {
+		det_oom, det_crashloop, det_surge, det_sawtooth, det_cascade, det_boundaries,
+		det_impact, det_recovery, det_conditions, det_questions, det_phases, det_verdict,
+	};
+	for (size_t i = 0; i < IQ_ARRAY_LEN(steps); i++) {
+		int rc = steps[i](x);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int pack_findings(struct iq_store *s, const struct iq_pack *p, struct iq_diag *d)
+{
+	struct det x;
+	memset(&x, 0, sizeof x);
+	x.s = s;
+	x.db = iq_store_db(s);
+	x.pack = p;
+	x.pack_id = iq_pack_id(p);
+	x.d = d;
+	x.f.first_oom = IQ_TIME_NONE;
+	x.f.surge_start = x.f.surge_end = IQ_TIME_NONE;
+	x.pat = json_object();
+	json_object_set_new(x.pat, "id", json_string(x.pack_id));
+	json_object_set_new(x.pat, "title", json_string(iq_pack_text(p, "title", "en")));
+	json_object_set_new(x.pat, "verdict", json_null());
+	json_object_set_new(x.pat, "confidence", json_null());
+	json_object_set_new(x.pat, "summary", json_null());
+	json_t *sigs = json_array();
+	json_object_set_new(x.pat, "signals", sigs);
+	int rc = 0;
+	long present = 0;
+	int cascade = strcmp(x.pack_id, "gpu-oom-cascade") == 0;
+	for (size_t i = 0; i < iq_pack_signal_count(p) && !rc; i++) {
+		const char *sid = iq_signal_id(iq_pack_signal(p, i));
+		if (cascade && detector_signal(sid))
+			continue;
+		json_t *sj;
+		rc = signal_json(s, x.pack_id, sid, &sj, d);
+		if (rc)
+			break;
+		present += json_is_true(json_object_get(sj, "present"));
+		json_array_append_new(sigs, sj);
+	}
+	if (!rc && cascade) {
+		x.ooms = json_array();
+		rc = cascade_pack(&x);
+	} else if (!rc) {
+		/* other patterns: present when any of their signals is */
+		json_object_set_new(x.pat, "verdict", json_string(present ? "confirmed" : "not_detected"));
+		json_object_set_new(x.pat, "confidence", json_real(present ? 0.7 : 0.8));
+		char sum[256];
+		snprintf(sum, sizeof sum, present ? "%ld of its signals were found in the bundle."
+				   : "None of its signals was found in the bundle.", present);
+		json_object_set_new(x.pat, "summary", json_string(sum));
+	}
+	if (!rc)
+		rc = store_findings(s, x.pack_id, json_string_value(json_object_get(x.pat, "verdict")), x.pat, d);
+	if (cascade && !json_object_get(x.pat, "oom_events"))
+		json_decref(x.ooms);
+	json_decref(x.pat);
 	return rc;
 }
 

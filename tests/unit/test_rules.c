@@ -1,5 +1,7 @@
 /* test_rules.c: rule-pack loading errors with positions, matching with
- * typed captures, kinds filtering, and the packs' own test runner. */
+ * typed captures, kinds filtering, the packs' own test runner, shared
+ * signals and references, exceptions, the JSON position scanner, lint
+ * (positions, unknown keys, read-only SQL) and the verdict language. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +9,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../analyzer/rules/rules.h"
+#include <sqlite3.h>
+
+#include "../../analyzer/rules/rules_int.h"
 
 static int load(struct iq_ruleset *rs, const char *text, struct iq_diag *d)
 {
@@ -121,6 +125,253 @@ static void test_builtin_pack_loads_and_passes(void **state)
 	iq_rules_release(&rs);
 }
 
+/* Lints text; returns what lint printed (caller frees). */
+static char *lint(struct iq_ruleset *rs, const char *text, long *errors)
+{
+	char *out = NULL;
+	size_t n = 0;
+	long warnings = 0;
+	FILE *f = open_memstream(&out, &n);
+	*errors = 0;
+	iq_rules_lint_text(rs, "t.json", text, strlen(text), f, errors, &warnings);
+	fclose(f);
+	return out;
+}
+
+static const char shared_pack[] =
+	"{\"id\":\"common\",\"kind\":\"shared\",\"signals\":["
+	"{\"id\":\"oom\",\"patterns\":[\"out of memory: (?<n>\\\\d+)\"],\"fields\":{\"n\":\"int\"}}]}";
+
+static void test_json_pos_finds_values_and_keys(void **state)
+{
+	(void)state;
+	const char *t = "{\n  \"a\": [1, {\"b\": \"x\"}],\n  \"c\\u0065\": {\"d\": \"é\", \"e\": 2}\n}";
+	int line, col;
+	assert_int_equal(iq_json_pos(t, strlen(t), "a[1].b", 0, &line, &col), 0);
+	assert_int_equal(line, 2);
+	assert_int_equal(col, 18);
+	assert_int_equal(iq_json_pos(t, strlen(t), "a[1].b", 1, &line, &col), 0);
+	assert_int_equal(col, 13);
+	/* columns count characters: the é before "e" is one column */
+	assert_int_equal(iq_json_pos(t, strlen(t), "a[0]", 0, &line, &col), 0);
+	assert_int_equal(col, 9);
+	assert_int_equal(iq_json_pos(t, strlen(t), "a[5]", 0, &line, &col), -1);
+	assert_int_equal(iq_json_pos(t, strlen(t), "zz", 0, &line, &col), -1);
+}
+
+static void test_bad_regex_reports_file_line_col(void **state)
+{
+	(void)state;
+	const char *text = "{\n"
+			   "  \"id\": \"p\",\n"
+			   "  \"signals\": [\n"
+			   "    {\"id\": \"s\", \"title\": {\"en\": \"S\", \"tr\": \"S\"},\n"
+			   "     \"patterns\": [\"ok\", \"ab(c\"]}\n"
+			   "  ]\n"
+			   "}\n";
+	struct iq_ruleset rs;
+	struct iq_diag d;
+	long errors;
+	iq_rules_init(&rs);
+	/* loading: the first error, at the pattern string */
+	assert_int_equal(load(&rs, text, &d), IQ_ERR_RULES);
+	assert_memory_equal(d.msg, "t.json:5:25: error: invalid regex in signal 's' (pattern 2) at offset 4",
+			    strlen("t.json:5:25: error: invalid regex in signal 's' (pattern 2) at offset 4"));
+	/* lint: the same place, and the caret under PCRE2's offset */
+	char *out = lint(&rs, text, &errors);
+	assert_true(errors >= 1);
+	assert_non_null(strstr(out, "t.json:5:25: error: invalid regex in signal 's' (pattern 2) at offset 4: missing closing parenthesis\n  ab(c\n      ^\n"));
+	free(out);
+	iq_rules_release(&rs);
+}
+
+static void test_unknown_key_reported_at_key(void **state)
+{
+	(void)state;
+	const char *text = "{\"id\": \"p\", \"version\": \"1\", \"title\": {\"en\": \"P\", \"tr\": \"P\"},\n"
+			   " \"definition\": {\"en\": \"D\", \"tr\": \"D\"},\n"
+			   " \"signals\": [{\"id\": \"s\", \"title\": {\"en\": \"S\"}, \"patterns\": [\"x\"],\n"
+			   "   \"serverity\": \"critical\"}]}";
+	struct iq_ruleset rs;
+	long errors;
+	iq_rules_init(&rs);
+	char *out = lint(&rs, text, &errors);
+	assert_non_null(strstr(out, "t.json:4:4: error: unknown key 'serverity' in signals entry 's'"));
+	assert_non_null(strstr(out, "missing translation: signals entry 's''s \"title\" has no \"tr\" text"));
+	free(out);
+	iq_rules_release(&rs);
+}
+
+struct hits {
+	int n;
+	char log[256];
+};
+
+static int on_hits(void *u, const char *pack, const char *signal, const char *caps)
+{
+	struct hits *h = u;
+	size_t l = strlen(h->log);
+	snprintf(h->log + l, sizeof h->log - l, "%s/%s%s;", pack, signal, caps);
+	h->n++;
+	return 0;
+}
+
+static void test_ref_matched_once_reported_per_pack(void **state)
+{
+	(void)state;
+	struct iq_ruleset rs;
+	struct iq_diag d;
+	iq_rules_init(&rs);
+	/* a ref to a shared pack that is not loaded is an error */
+	assert_int_equal(load(&rs, "{\"id\":\"a\",\"signals\":[{\"ref\":\"common/oom\"}]}", &d), IQ_ERR_RULES);
+	assert_non_null(strstr(d.msg, "t.json:1:29: error: dangling ref 'common/oom'"));
+	assert_int_equal(load(&rs, shared_pack, &d), 0);
+	assert_int_equal(rs.npacks, 0);
+	assert_int_equal(rs.nshared, 1);
+	assert_int_equal(load(&rs, "{\"id\":\"a\",\"signals\":[{\"ref\":\"common/oom\"}]}", &d), 0);
+	assert_int_equal(load(&rs, "{\"id\":\"b\",\"signals\":[],\"boundaries\":[{\"ref\":\"common/oom\",\"id\":\"gpu\","
+			      "\"exceptions\":[\"benign\"]}]}", &d), 0);
+	struct iq_record r;
+	iq_record_init(&r, IQ_KIND_LOG);
+	r.text = IQ_STR_LIT("out of memory: 12");
+	struct hits h = {0};
+	assert_int_equal(iq_rules_match(&rs, &r, on_hits, &h), 0);
+	assert_string_equal(h.log, "a/oom{\"n\":12};b/gpu{\"n\":12};");
+	/* the ref's own exception cancels it in pack b only */
+	memset(&h, 0, sizeof h);
+	r.text = IQ_STR_LIT("out of memory: 3 benign");
+	assert_int_equal(iq_rules_match(&rs, &r, on_hits, &h), 0);
+	assert_string_equal(h.log, "a/oom{\"n\":3};");
+	/* replacing the shared pack re-points the refs */
+	assert_int_equal(load(&rs, "{\"id\":\"common\",\"kind\":\"shared\",\"signals\":[{\"id\":\"oom\",\"patterns\":[\"OOM\"]}]}", &d), 0);
+	memset(&h, 0, sizeof h);
+	r.text = IQ_STR_LIT("OOM");
+	assert_int_equal(iq_rules_match(&rs, &r, on_hits, &h), 0);
+	assert_int_equal(h.n, 2);
+	assert_int_equal(iq_pack_section_count(iq_rules_find(&rs, "b"), IQ_SEC_BOUNDARIES), 1);
+	assert_string_equal(iq_signal_ref(iq_pack_section_signal(iq_rules_find(&rs, "b"), IQ_SEC_BOUNDARIES, 0)),
+			    "common/oom");
+	iq_rules_release(&rs);
+}
+
+static void test_exception_cancels_signal_and_tests_cover_it(void **state)
+{
+	(void)state;
+	struct iq_ruleset rs;
+	struct iq_diag d;
+	iq_rules_init(&rs);
+	assert_int_equal(load(&rs,
+			      "{\"id\":\"p\",\"signals\":[{\"id\":\"kill\",\"kinds\":[\"pod\",\"log\"],"
+			      "\"patterns\":[\"[Ee]xit [Cc]ode: 137\"],"
+			      "\"exceptions\":[{\"pattern\":\"Reason: Error\"}],"
+			      "\"tests\":{\"match\":[\"Exit Code: 137\",{\"text\":\"exit code: 137\",\"kind\":\"pod\"}],"
+			      "\"no_match\":[\"Reason: Error Exit Code: 137\",{\"text\":\"Exit Code: 137\",\"kind\":\"http\"}]}}]}",
+			      &d), 0);
+	long passed = 0, failed = 0;
+	iq_rules_test(&rs, stderr, &passed, &failed);
+	assert_int_equal(passed, 4);
+	assert_int_equal(failed, 0);
+	iq_rules_release(&rs);
+}
+
+static void test_failure_output_is_a_diff_with_position(void **state)
+{
+	(void)state;
+	struct iq_ruleset rs;
+	struct iq_diag d;
+	iq_rules_init(&rs);
+	assert_int_equal(load(&rs,
+			      "{\"id\":\"p\",\"signals\":[{\"id\":\"s\",\"patterns\":[\"(?<n>\\\\d+) apples\"],\n"
+			      "\"fields\":{\"n\":\"int\"},\"tests\":{\"match\":[{\"text\":\"4 apples\",\"captures\":{\"n\":5}}]}}]}",
+			      &d), 0);
+	char *out = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&out, &n);
+	long passed = 0, failed = 0;
+	iq_rules_test(&rs, f, &passed, &failed);
+	fclose(f);
+	assert_int_equal(failed, 1);
+	assert_non_null(strstr(out, "t.json:2:40: FAIL p/s match case 1: captures differ\n"));
+	assert_non_null(strstr(out, "  - n: 5\n  + n: 4\n"));
+	free(out);
+	iq_rules_release(&rs);
+}
+
+static void test_question_sql_must_be_read_only(void **state)
+{
+	(void)state;
+	struct iq_ruleset rs;
+	long errors;
+	iq_rules_init(&rs);
+	char *out = lint(&rs,
+			 "{\"id\":\"p\",\"version\":\"1\",\"title\":{\"en\":\"P\",\"tr\":\"P\"},\"definition\":{\"en\":\"D\",\"tr\":\"D\"},"
+			 "\"signals\":[],\"verdicts\":[{\"verdict\":\"not_detected\",\"when\":\"always\"}],\"questions\":["
+			 "{\"id\":\"w\",\"question\":{\"en\":\"q\",\"tr\":\"q\"},\"answer\":{\"en\":\"a\",\"tr\":\"a\"},\"sql\":\"DELETE FROM records\"},"
+			 "{\"id\":\"x\",\"question\":{\"en\":\"q\",\"tr\":\"q\"},\"answer\":{\"en\":\"a\",\"tr\":\"a\"},\"sql\":\"ATTACH 'x.db' AS x\"},"
+			 "{\"id\":\"r\",\"question\":{\"en\":\"q\",\"tr\":\"q\"},\"answer\":{\"en\":\"{n} {m}\",\"tr\":\"{n}\"},"
+			 "\"sql\":\"SELECT count(*) AS n FROM signal_matches WHERE pack = :pack AND json_extract(captures, '$.a') > 1\"}]}",
+			 &errors);
+	assert_int_equal(errors, 3);
+	assert_non_null(strstr(out, "question SQL must be read-only"));
+	assert_non_null(strstr(out, "placeholder {m} is not a column"));
+	free(out);
+	/* the guard a detector installs refuses writes at prepare time */
+	sqlite3 *db;
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "CREATE TABLE t(a)", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(iq_rules_sql_guard(db), 0);
+	assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO t VALUES (1)", -1, &st, NULL), SQLITE_AUTH);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT a FROM t", -1, &st, NULL), SQLITE_OK);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	iq_rules_release(&rs);
+}
+
+static int term(void *u, const char *what, const char *id)
+{
+	(void)u;
+	return (strcmp(what, "signal") == 0 && strcmp(id, "cuda-oom") == 0) ||
+	       (strcmp(what, "missing") == 0 && strcmp(id, "gpu") == 0);
+}
+
+static void test_verdict_language(void **state)
+{
+	(void)state;
+	assert_int_equal(iq_rules_when_eval("signal:cuda-oom and not boundary:host-oom", term, NULL), 1);
+	assert_int_equal(iq_rules_when_eval("signal:cascade or (missing:gpu and signal:cuda-oom)", term, NULL), 1);
+	assert_int_equal(iq_rules_when_eval("signal:cascade", term, NULL), 0);
+	assert_int_equal(iq_rules_when_eval("always", term, NULL), 1);
+	assert_int_equal(iq_rules_when_eval("signal:cuda-oom and", term, NULL), IQ_ERR_RULES);
+	assert_int_equal(iq_rules_when_eval("bogus:x", term, NULL), IQ_ERR_RULES);
+	assert_int_equal(iq_rules_when_eval("(signal:cuda-oom", term, NULL), IQ_ERR_RULES);
+}
+
+static void test_shipped_packs_lint_clean_and_detectors_known(void **state)
+{
+	(void)state;
+	struct iq_ruleset rs;
+	long errors = 0, warnings = 0;
+	iq_rules_init(&rs);
+	FILE *devnull = fopen("/dev/null", "w");
+	assert_int_equal(iq_rules_lint_builtin(&rs, stderr, &errors, &warnings), 0);
+	fclose(devnull);
+	assert_int_equal(errors, 0);
+	const struct iq_pack *p = iq_rules_find(&rs, "gpu-oom-cascade");
+	assert_non_null(p);
+	const struct iq_signal *s = iq_pack_find_signal(p, "lb-5xx-surge");
+	assert_non_null(s);
+	assert_string_equal(iq_signal_detector(s), "surge");
+	double st[4];
+	assert_int_equal(iq_signal_param_list(s, "statuses", st, 4), 3);
+	assert_true(st[0] == 502 && st[2] == 504);
+	assert_non_null(iq_detector_params("ingress-flood"));
+	assert_null(iq_detector_params("spike"));
+	assert_string_equal(iq_pack_verdict(p, term, NULL), "oom_no_cascade");
+	assert_int_equal(iq_pack_item_count(p, "questions"), 6);
+	iq_rules_release(&rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +380,15 @@ int main(void)
 		cmocka_unit_test(test_match_with_typed_captures_and_kinds),
 		cmocka_unit_test(test_pack_test_cases_count_failures),
 		cmocka_unit_test(test_builtin_pack_loads_and_passes),
+		cmocka_unit_test(test_json_pos_finds_values_and_keys),
+		cmocka_unit_test(test_bad_regex_reports_file_line_col),
+		cmocka_unit_test(test_unknown_key_reported_at_key),
+		cmocka_unit_test(test_ref_matched_once_reported_per_pack),
+		cmocka_unit_test(test_exception_cancels_signal_and_tests_cover_it),
+		cmocka_unit_test(test_failure_output_is_a_diff_with_position),
+		cmocka_unit_test(test_question_sql_must_be_read_only),
+		cmocka_unit_test(test_verdict_language),
+		cmocka_unit_test(test_shipped_packs_lint_clean_and_detectors_known),
 	};
 	return cmocka_run_group_tests_name("rules", tests, NULL, NULL);
 }

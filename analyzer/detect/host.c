@@ -1,0 +1,225 @@
+/* host.c: the boundaries. Host RAM / cgroup OOM kills (kernel OOM-killer
+ * reports, OOMKilled container states, the kubelet's System OOM events),
+ * each attributed to node, pod, container and process: a sidecar killed
+ * by its cgroup does not explain GPU workers dying. Exit 137 with reason
+ * Error is a SIGKILL (a probe, an eviction), not an OOM kill, and is not
+ * counted. Also the ingress-flood boundary (lb.c computes it). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Copies the value after key (up to a comma, space or end) into out. */
+static void kv(const char *text, const char *key, char *out, size_t outsz)
+{
+	out[0] = '\0';
+	const char *p = strstr(text, key);
+	if (!p)
+		return;
+	p += strlen(key);
+	size_t n = strcspn(p, ", \n");
+	snprintf(out, outsz, "%.*s", (int)(n < outsz ? n : outsz - 1), p);
+}
+
+/* "Killed process 4242 (fluent-bit)" -> pid, process */
+static void killed(const char *text, long *pid, char *proc, size_t procsz)
+{
+	*pid = -1;
+	proc[0] = '\0';
+	const char *p = strstr(text, "Killed process ");
+	if (!p)
+		return;
+	p += 15;
+	*pid = strtol(p, (char **)&p, 10);
+	const char *o = strchr(p, '(');
+	const char *c = o ? strchr(o, ')') : NULL;
+	if (o && c)
+		snprintf(proc, procsz, "%.*s", (int)(c - o - 1), o + 1);
+}
+
+/* The pod and container a memcg path names:
+ * /kubepods/burstable/pod<uid>/<container id>, or the systemd form
+ * kubepods-burstable-pod<uid with _>.slice/cri-containerd-<id>.scope. */
+static void memcg_owner(struct det *x, const char *memcg, char *pod, size_t podsz, char *cont,
+			size_t contsz)
+{
+	pod[0] = cont[0] = '\0';
+	/* "pod<uid>" after a '/' or '-' ("kubepods" is not it) */
+	const char *p = NULL;
+	for (const char *s = strstr(memcg, "pod"); s; s = strstr(s + 1, "pod"))
+		if (s > memcg && (s[-1] == '/' || s[-1] == '-'))
+			p = s;
+	if (!p)
+		return;
+	char uid[80];
+	size_t n = 0;
+	for (p += 3; *p && *p != '/' && *p != '.' && n + 1 < sizeof uid; p++)
+		uid[n++] = *p == '_' ? '-' : *p;
+	uid[n] = '\0';
+	const char *cid = strrchr(memcg, '/');
+	char cidb[80] = "";
+	if (cid && cid[1]) {
+		cid++;
+		const char *dash = strrchr(cid, '-');
+		if (dash && strstr(cid, ".scope"))
+			cid = dash + 1;
+		size_t cl = strcspn(cid, ".");
+		snprintf(cidb, sizeof cidb, "%.*s", (int)(cl < 79 ? cl : 79), cid);
+	}
+	sqlite3_stmt *q;
+	if (det_prep(x, "SELECT pod, container FROM pod_states WHERE uid = ?1"
+			" ORDER BY (container_id LIKE '%' || ?2 || '%') DESC LIMIT 1", &q))
+		return;
+	sqlite3_bind_text(q, 1, uid, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(q, 2, cidb[0] ? cidb : "\x01", -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		snprintf(pod, podsz, "%s", sqlite3_column_text(q, 0) ? (const char *)sqlite3_column_text(q, 0) : "");
+		if (cidb[0])
+			snprintf(cont, contsz, "%s",
+				 sqlite3_column_text(q, 1) ? (const char *)sqlite3_column_text(q, 1) : "");
+	}
+	sqlite3_finalize(q);
+}
+
+static json_t *attribution(const char *node, const char *pod, const char *cont, const char *proc,
+			   json_t *time)
+{
+	json_t *a = json_object();
+	json_object_set_new(a, "node", node && *node ? json_string(node) : json_null());
+	json_object_set_new(a, "pod", pod && *pod ? json_string(pod) : json_null());
+	json_object_set_new(a, "container", cont && *cont ? json_string(cont) : json_null());
+	json_object_set_new(a, "process", proc && *proc ? json_string(proc) : json_null());
+	json_object_set_new(a, "time", time);
+	return a;
+}
+
+/* Is (pod, container) a serving worker: one that died of CUDA OOM, or a
+ * container of a pod that did, with the same name as the one that did? */
+static int is_worker(struct det *x, const char *pod, const char *cont, const char *proc)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(x->ooms, i, e) {
+		const char *p = json_string_value(json_object_get(e, "pod"));
+		const char *c = json_string_value(json_object_get(e, "container"));
+		if (pod && *pod && p && strcmp(p, pod) == 0 && (!cont || !*cont || (c && strcmp(c, cont) == 0)))
+			return 1;
+	}
+	/* no CUDA OOM to compare with: a serving engine's process or container */
+	static const char *const engines[] = {"vllm", "python", "tritonserver", "text-generation",
+					      "tgi", "trtllm", "sglang", "ray::", "pt_main_thread"};
+	for (size_t k = 0; k < IQ_ARRAY_LEN(engines); k++)
+		if ((proc && strstr(proc, engines[k])) || (cont && strstr(cont, engines[k])))
+			return 1;
+	return 0;
+}
+
+static json_t *host_oom(struct det *x)
+{
+	json_t *att = json_array();
+	json_t *ev = json_array();
+	long kills = 0, workers = 0, on_oom = 0;
+	/* kernel kill lines; an oom-kill:constraint line precedes the
+	 * "Killed process" line of the same kill and names the memcg */
+	sqlite3_stmt *q;
+	int rc = det_prep(x,
+			  "SELECT r.id, r.text, coalesce(r.node, k.host), r.ts, f.path, r.line FROM records r"
+			  " JOIN files f ON f.id = r.file_id LEFT JOIN kernel_events k ON k.record_id = r.id"
+			  " WHERE r.kind IN ('kernel', 'log') AND (r.text LIKE '%Killed process %'"
+			  "  OR r.text LIKE '%oom-kill:constraint=%')"
+			  " ORDER BY f.path, r.line", &q);
+	if (rc)
+		return NULL;
+	char memcg[512] = "", task[128] = "";
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		const char *text = (const char *)sqlite3_column_text(q, 1);
+		if (!text)
+			continue;
+		if (strstr(text, "oom-kill:constraint=")) {
+			kv(text, "task_memcg=", memcg, sizeof memcg);
+			kv(text, "task=", task, sizeof task);
+			continue;
+		}
+		long pid;
+		char proc[128], pod[256], cont[256];
+		killed(text, &pid, proc, sizeof proc);
+		memcg_owner(x, memcg, pod, sizeof pod, cont, sizeof cont);
+		memcg[0] = task[0] = '\0';
+		const char *node = (const char *)sqlite3_column_text(q, 2);
+		kills++;
+		int w = is_worker(x, pod, cont, proc);
+		workers += w;
+		if (w && pod[0]) {
+			size_t i;
+			json_t *e;
+			json_array_foreach(x->ooms, i, e)
+				if (json_is_string(json_object_get(e, "pod")) &&
+				    strcmp(json_string_value(json_object_get(e, "pod")), pod) == 0)
+					on_oom++;
+		}
+		json_t *a = attribution(node, pod, cont, proc, det_time(q, 3));
+		json_object_set_new(a, "pid", pid >= 0 ? json_integer(pid) : json_null());
+		json_object_set_new(a, "serving_worker", json_boolean(w));
+		json_array_append_new(att, a);
+		json_t *e = det_evidence_of(x, sqlite3_column_int64(q, 0));
+		if (e)
+			json_array_append_new(ev, e);
+	}
+	sqlite3_finalize(q);
+	/* containers Kubernetes reports OOMKilled (not 137 with reason Error) */
+	if (det_prep(x, "SELECT record_id, node, pod, container, coalesce(last_finished_at, finished_at)"
+			" FROM pod_states WHERE last_reason IN ('OOMKilled', 'OOM Killed')"
+			" OR reason IN ('OOMKilled', 'OOM Killed') ORDER BY pod, container", &q) == 0) {
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			const char *pod = (const char *)sqlite3_column_text(q, 2);
+			const char *cont = (const char *)sqlite3_column_text(q, 3);
+			int dup = 0;
+			size_t i;
+			json_t *a;
+			json_array_foreach(att, i, a) {
+				const char *ap = json_string_value(json_object_get(a, "pod"));
+				const char *ac = json_string_value(json_object_get(a, "container"));
+				dup |= ap && ac && pod && cont && !strcmp(ap, pod) && !strcmp(ac, cont);
+			}
+			if (dup)
+				continue;
+			kills++;
+			int w = is_worker(x, pod, cont, NULL);
+			workers += w;
+			a = attribution((const char *)sqlite3_column_text(q, 1), pod, cont, NULL, det_time(q, 4));
+			json_object_set_new(a, "pid", json_null());
+			json_object_set_new(a, "serving_worker", json_boolean(w));
+			json_array_append_new(att, a);
+			json_t *e = det_evidence_of(x, sqlite3_column_int64(q, 0));
+			if (e)
+				json_array_append_new(ev, e);
+		}
+		sqlite3_finalize(q);
+	}
+	x->f.host_oom_kills = kills;
+	x->f.host_oom_workers = workers;
+	x->f.host_oom_on_oom_pods = on_oom;
+	json_t *o = json_object();
+	json_object_set_new(o, "id", json_string("host-oom"));
+	json_object_set_new(o, "present", json_boolean(kills > 0));
+	json_object_set_new(o, "count", json_integer(kills));
+	json_object_set_new(o, "attributed_to", att);
+	json_object_set_new(o, "evidence", ev);
+	return o;
+}
+
+int det_boundaries(struct det *x)
+{
+	json_t *b = json_array();
+	json_t *h = host_oom(x);
+	if (!h) {
+		json_decref(b);
+		return IQ_ERR_DB;
+	}
+	json_array_append_new(b, h);
+	json_array_append_new(b, det_flood(x));
+	json_object_set_new(x->pat, "boundaries", b);
+	x->f.xid = det_scalar(x, "SELECT count(*) FROM records WHERE kind IN ('kernel', 'log')"
+			      " AND text LIKE '%NVRM: Xid%'", 0) > 0;
+	return 0;
+}

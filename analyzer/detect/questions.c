@@ -1,0 +1,328 @@
+/* questions.c: the playbook's investigation questions, each answered with
+ * a sentence, the data behind it and the records that prove it. */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void question(struct det *x, const char *id, const char *text, const char *answer,
+		     json_t *data, json_t *ev)
+{
+	json_t *q = json_object();
+	json_object_set_new(q, "id", json_string(id));
+	json_object_set_new(q, "question", json_string(text));
+	json_object_set_new(q, "answer", json_string(answer));
+	json_object_set_new(q, "data", data);
+	json_object_set_new(q, "evidence", ev ? ev : json_array());
+	json_array_append_new(json_object_get(x->pat, "questions"), q);
+}
+
+/* The largest number after marker in the log lines of [a, b]. */
+static long max_after(struct det *x, int64_t a, int64_t b, const char *like, const char *marker,
+		      json_t **ev)
+{
+	sqlite3_stmt *q;
+	long best = -1;
+	*ev = NULL;
+	if (det_prep(x, "SELECT r.text, r.id FROM records r WHERE r.kind = 'log' AND r.ts BETWEEN ?1 AND ?2"
+			" AND r.text LIKE ?3", &q))
+		return -1;
+	sqlite3_bind_int64(q, 1, a);
+	sqlite3_bind_int64(q, 2, b);
+	sqlite3_bind_text(q, 3, like, -1, SQLITE_STATIC);
+	int64_t best_id = -1;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(q, 0);
+		const char *p = t ? strstr(t, marker) : NULL;
+		/* the marker must stand alone ("truncate_prompt_tokens=None" is not
+		 * "prompt_tokens=") and be followed by a number */
+		while (p && ((p > t && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) ||
+			     !isdigit((unsigned char)p[strlen(marker)])))
+			p = strstr(p + 1, marker);
+		if (!p)
+			continue;
+		long v = strtol(p + strlen(marker), NULL, 10);
+		if (v > best) {
+			best = v;
+			best_id = sqlite3_column_int64(q, 1);
+		}
+	}
+	sqlite3_finalize(q);
+	if (best_id >= 0) {
+		*ev = json_array();
+		json_t *e = det_evidence_of(x, best_id);
+		if (e)
+			json_array_append_new(*ev, e);
+	}
+	return best;
+}
+
+static void q_batch_and_seq(struct det *x)
+{
+	double look = det_param(x, "max-batch-and-seq", "window_s", 600);
+	json_t *data = json_object();
+	char ans[512];
+	if (x->f.first_oom == IQ_TIME_NONE) {
+		json_object_set_new(data, "max_batch_size", json_null());
+		json_object_set_new(data, "max_seq_len", json_null());
+		json_object_set_new(data, "window_start", json_null());
+		json_object_set_new(data, "window_end", json_null());
+		question(x, "max-batch-and-seq", "What was the maximum batch size and sequence length in the "
+			 "request batch preceding the OOM crash?", "There was no CUDA OOM crash to look before.", data, NULL);
+		return;
+	}
+	int64_t a = x->f.first_oom - (int64_t)(look * 1e9), b = x->f.first_oom;
+	json_t *ev1, *ev2 = NULL;
+	long batch = max_after(x, a, b, "%Running: % reqs%", "Running: ", &ev1);
+	if (batch < 0)
+		batch = max_after(x, a, b, "%batch_size=%", "batch_size=", &ev1);
+	static const char *const seqm[] = {"prompt_tokens=", "input_length=", "prompt_len=", "num_prompt_tokens="};
+	long seq = -1;
+	for (size_t k = 0; k < IQ_ARRAY_LEN(seqm) && seq < 0; k++) {
+		char like[64];
+		snprintf(like, sizeof like, "%%%s%%", seqm[k]);
+		seq = max_after(x, a, b, like, seqm[k], &ev2);
+	}
+	json_object_set_new(data, "max_batch_size", batch >= 0 ? json_integer(batch) : json_null());
+	json_object_set_new(data, "max_seq_len", seq >= 0 ? json_integer(seq) : json_null());
+	json_object_set_new(data, "window_start", det_time_ns(a));
+	json_object_set_new(data, "window_end", det_time_ns(b));
+	char bs[64] = "not logged", ss[64] = "not logged";
+	if (batch >= 0)
+		snprintf(bs, sizeof bs, "%ld running requests", batch);
+	if (seq >= 0)
+		snprintf(ss, sizeof ss, "%ld tokens", seq);
+	snprintf(ans, sizeof ans, "In the %.0f minutes before the first OOM the largest batch was %s and the "
+		 "longest sequence %s.", look / 60, bs, ss);
+	json_t *ev = ev1 ? ev1 : json_array();
+	if (ev2) {
+		json_array_extend(ev, ev2);
+		json_decref(ev2);
+	}
+	question(x, "max-batch-and-seq", "What was the maximum batch size and sequence length in the request "
+		 "batch preceding the OOM crash?", ans, data, ev);
+}
+
+static json_t *setting(struct det *x, const char *key)
+{
+	size_t i;
+	json_t *o;
+	json_array_foreach(json_object_get(x->pat, "settings"), i, o)
+		if (strcmp(json_string_value(json_object_get(o, "key")), key) == 0)
+			return o;
+	return NULL;
+}
+
+static void add_ev(json_t *ev, json_t *o)
+{
+	if (o && !json_is_null(json_object_get(o, "evidence")))
+		json_array_append(ev, json_object_get(o, "evidence"));
+}
+
+static void q_ceilings(struct det *x)
+{
+	json_t *cap = setting(x, "max_num_seqs");
+	if (!cap)
+		cap = setting(x, "max_batch_size");
+	if (!cap)
+		cap = setting(x, "max_concurrent_requests");
+	json_t *delay = setting(x, "max_queue_delay_microseconds");
+	json_t *data = json_object();
+	json_t *ev = json_array();
+	add_ev(ev, cap);
+	add_ev(ev, delay);
+	json_object_set_new(data, "batch_cap_present", json_boolean(cap != NULL));
+	json_object_set_new(data, "batch_cap", cap ? json_string(json_string_value(json_object_get(cap, "value"))) : json_null());
+	json_object_set_new(data, "queue_delay_cap_present", json_boolean(delay != NULL));
+	json_object_set_new(data, "queue_delay_us", delay ? json_string(json_string_value(json_object_get(delay, "value"))) : json_null());
+	json_object_set_new(data, "source", cap ? json_incref(json_object_get(cap, "source")) : json_null());
+	char ans[512];
+	snprintf(ans, sizeof ans, "%s%s%s; %s%s%s.", cap ? "Batch size is capped (" : "No batch-size cap was found",
+		 cap ? json_string_value(json_object_get(cap, "key")) : "",
+		 cap ? ")" : "",
+		 delay ? "queue delay is capped at " : "no queue-delay ceiling was found",
+		 delay ? json_string_value(json_object_get(delay, "value")) : "", delay ? " µs" : "");
+	if (cap) {
+		char tmp[512];
+		snprintf(tmp, sizeof tmp, "Batch size is capped (%s = %s); %s%s%s.",
+			 json_string_value(json_object_get(cap, "key")), json_string_value(json_object_get(cap, "value")),
+			 delay ? "queue delay is capped at " : "no queue-delay ceiling was found",
+			 delay ? json_string_value(json_object_get(delay, "value")) : "", delay ? " µs" : "");
+		snprintf(ans, sizeof ans, "%s", tmp);
+	}
+	question(x, "batching-ceilings", "Is dynamic request batching configured with hard ceilings for both "
+		 "batch size and queue delay?", ans, data, ev);
+}
+
+static void q_paged(struct det *x)
+{
+	static const struct { const char *like, *engine; int paged; } engines[] = {
+		{"%vLLM%", "vllm", 1}, {"%vllm%", "vllm", 1}, {"%text_generation%", "tgi", 1},
+		{"%text-generation-launcher%", "tgi", 1}, {"%TensorRT-LLM%", "tensorrt-llm", 1},
+		{"%tritonserver%", "triton", -1}, {"%sglang%", "sglang", 1},
+	};
+	const char *engine = NULL;
+	int paged = -1;
+	json_t *ev = json_array();
+	for (size_t k = 0; k < IQ_ARRAY_LEN(engines) && !engine; k++) {
+		char sql[256];
+		snprintf(sql, sizeof sql, "SELECT id FROM records WHERE kind = 'log' AND text LIKE '%s' LIMIT 1",
+			 engines[k].like);
+		int64_t id = det_scalar(x, sql, -1);
+		if (id >= 0) {
+			engine = engines[k].engine;
+			paged = engines[k].paged;
+			json_t *e = det_evidence_of(x, id);
+			if (e)
+				json_array_append_new(ev, e);
+		}
+	}
+	json_t *frac = setting(x, "gpu_memory_utilization");
+	if (!frac)
+		frac = setting(x, "kv_cache_free_gpu_mem_fraction");
+	add_ev(ev, frac);
+	json_t *data = json_object();
+	json_object_set_new(data, "enabled", paged < 0 ? json_null() : json_boolean(paged));
+	json_object_set_new(data, "engine", engine ? json_string(engine) : json_null());
+	double f = frac ? strtod(json_string_value(json_object_get(frac, "value")), NULL) : NAN;
+	json_object_set_new(data, "memory_fraction", isnan(f) ? json_null() : json_real(f));
+	char ans[512];
+	if (!engine)
+		snprintf(ans, sizeof ans, "The serving engine could not be identified from the bundle.");
+	else if (paged > 0 && frac)
+		snprintf(ans, sizeof ans, "Yes: %s manages the KV cache in pages (PagedAttention), and reserves %s of "
+			 "GPU memory up front (%s); paging removes fragmentation, not the ceiling.", engine,
+			 json_string_value(json_object_get(frac, "value")), json_string_value(json_object_get(frac, "key")));
+	else if (paged > 0)
+		snprintf(ans, sizeof ans, "Yes: %s manages the KV cache in pages (PagedAttention).", engine);
+	else
+		snprintf(ans, sizeof ans, "%s: whether the KV cache is paged depends on the backend; not stated in the bundle.", engine);
+	question(x, "paged-attention", "Does the serving framework enable PagedAttention or memory-efficient KV "
+		 "cache partitioning?", ans, data, ev);
+}
+
+static void q_order(struct det *x)
+{
+	json_t *c = json_object_get(x->pat, "cascade");
+	json_t *order = json_is_object(c) ? json_object_get(c, "failure_order") : NULL;
+	json_t *data = json_object();
+	json_t *pods = json_array();
+	json_t *ev = json_array();
+	size_t i;
+	json_t *o;
+	json_array_foreach(order, i, o)
+		json_array_append(pods, json_object_get(o, "pod"));
+	json_array_foreach(x->ooms, i, o) {
+		size_t j;
+		json_t *p;
+		json_array_foreach(pods, j, p)
+			if (json_equal(p, json_object_get(o, "pod")) && json_array_size(ev) == j)
+				json_array_append(ev, json_array_get(json_object_get(o, "evidence"), 0));
+	}
+	json_object_set_new(data, "pods", pods);
+	json_object_set(data, "first", json_array_size(order) ? json_array_get(order, 0) : json_null());
+	char ans[1024];
+	if (!json_array_size(order)) {
+		snprintf(ans, sizeof ans, "No pod died of a CUDA OOM.");
+	} else {
+		json_t *f = json_array_get(order, 0);
+		int n = snprintf(ans, sizeof ans, "%s on %s failed first, at %s", json_string_value(json_object_get(f, "pod")),
+				 json_string_value(json_object_get(f, "node")) ? json_string_value(json_object_get(f, "node")) : "an unknown node",
+				 json_string_value(json_object_get(f, "time")));
+		for (i = 1; i < json_array_size(order) && n > 0 && (size_t)n < sizeof ans; i++) {
+			json_t *p = json_array_get(order, i);
+			n += snprintf(ans + n, sizeof ans - (size_t)n, "%s %s (%s)", i == 1 ? "; then" : ",",
+				      json_string_value(json_object_get(p, "pod")), json_string_value(json_object_get(p, "time")));
+		}
+		if (n > 0 && (size_t)n < sizeof ans - 1)
+			snprintf(ans + n, sizeof ans - (size_t)n, ".");
+	}
+	question(x, "failure-order", "Which pod failed first, when, and in what order did the others follow?", ans, data, ev);
+}
+
+static void q_impact(struct det *x)
+{
+	json_t *im = json_object_get(x->pat, "impact");
+	json_t *data = json_object();
+	json_object_set(data, "failed_requests", json_object_get(im, "failed_requests"));
+	json_object_set(data, "unavailability", json_object_get(im, "unavailability"));
+	json_t *ev = json_array();
+	json_t *s = json_object_get(x->pat, "lb_5xx_surge");
+	if (json_is_object(s))
+		json_array_extend(ev, json_object_get(s, "evidence"));
+	char ans[512];
+	json_t *u = json_object_get(im, "unavailability");
+	if (json_is_null(json_object_get(im, "failed_requests")))
+		snprintf(ans, sizeof ans, "The bundle has no load-balancer log to count failed requests from.");
+	else if (json_is_object(u))
+		snprintf(ans, sizeof ans, "%lld requests failed with 5xx; no upstream served any request from %s to %s.",
+			 (long long)json_integer_value(json_object_get(im, "failed_requests")),
+			 json_string_value(json_object_get(u, "start")), json_string_value(json_object_get(u, "end")));
+	else
+		snprintf(ans, sizeof ans, "%lld requests failed with 5xx; some upstream kept serving throughout.",
+			 (long long)json_integer_value(json_object_get(im, "failed_requests")));
+	question(x, "impact", "How many requests failed, and when was the service unavailable?", ans, data, ev);
+}
+
+static void q_recovery(struct det *x)
+{
+	json_t *rec = json_object_get(x->pat, "recovery");
+	json_t *data = json_object();
+	json_t *pods = json_array();
+	json_t *ev = json_array();
+	double sum = 0, mx = 0;
+	size_t i;
+	json_t *o;
+	json_array_foreach(rec, i, o) {
+		json_t *p = json_object();
+		json_object_set(p, "pod", json_object_get(o, "pod"));
+		json_object_set(p, "restart_to_ready_s", json_object_get(o, "restart_to_ready_s"));
+		json_array_append_new(pods, p);
+		double s = json_real_value(json_object_get(o, "restart_to_ready_s"));
+		sum += s;
+		if (s > mx)
+			mx = s;
+		if (json_array_size(ev) < 10)
+			json_array_extend(ev, json_object_get(o, "evidence"));
+	}
+	/* thundering herd: restarts of different pods close together */
+	long herd = 0;
+	double herd_s = det_param(x, "recovery", "herd_window_s", 30);
+	for (size_t a = 0; a < json_array_size(rec); a++)
+		for (size_t b = a + 1; b < json_array_size(rec); b++) {
+			json_t *ra = json_array_get(rec, a), *rb = json_array_get(rec, b);
+			if (json_equal(json_object_get(ra, "pod"), json_object_get(rb, "pod")))
+				continue;
+			int64_t ta, tb;
+			const char *sa = json_string_value(json_object_get(ra, "started"));
+			const char *sb = json_string_value(json_object_get(rb, "started"));
+			if (sa && sb && iq_time_parse_iso(sa, strlen(sa), &ta, NULL) >= 0 &&
+			    iq_time_parse_iso(sb, strlen(sb), &tb, NULL) >= 0 && llabs(ta - tb) <= (int64_t)(herd_s * 1e9))
+				herd++;
+		}
+	json_object_set_new(data, "pods", pods);
+	json_object_set_new(data, "thundering_herd", json_boolean(herd > 0));
+	char ans[512];
+	if (!json_array_size(rec))
+		snprintf(ans, sizeof ans, "No restarted container logged that it was serving again.");
+	else
+		snprintf(ans, sizeof ans, "%zu restarts took %.0f s on average (at most %.0f s) from start to serving; "
+			 "restarts %s.", json_array_size(rec), sum / (double)json_array_size(rec), mx,
+			 herd ? "of different pods came within seconds of each other (a thundering herd)" : "were staggered");
+	question(x, "recovery", "How long did each restarted pod take to serve again, and were restarts staggered?",
+		 ans, data, ev);
+}
+
+int det_questions(struct det *x)
+{
+	json_object_set_new(x->pat, "questions", json_array());
+	q_batch_and_seq(x);
+	q_ceilings(x);
+	q_paged(x);
+	q_order(x);
+	q_impact(x);
+	q_recovery(x);
+	return 0;
+}

@@ -1,0 +1,129 @@
+/* util.c: queries and JSON pieces every detector uses. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int det_prep(struct det *x, const char *sql, sqlite3_stmt **q)
+{
+	if (sqlite3_prepare_v2(x->db, sql, -1, q, NULL) != SQLITE_OK)
+		return iq_diag_set(x->d, IQ_ERR_DB, "database: %s in: %.200s", sqlite3_errmsg(x->db), sql);
+	return 0;
+}
+
+json_t *det_time_ns(int64_t t)
+{
+	if (t == IQ_TIME_NONE)
+		return json_null();
+	char b[IQ_TIME_BUF];
+	return json_string(iq_time_fmt_ms(t, b));
+}
+
+json_t *det_time(sqlite3_stmt *q, int col)
+{
+	if (sqlite3_column_type(q, col) == SQLITE_NULL)
+		return json_null();
+	return det_time_ns(sqlite3_column_int64(q, col));
+}
+
+json_t *det_text(sqlite3_stmt *q, int col)
+{
+	const char *t = (const char *)sqlite3_column_text(q, col);
+	if (!t)
+		return json_null();
+	json_t *s = json_string(t);
+	if (!s) {
+		/* invalid UTF-8 from a log must not make the JSON invalid */
+		size_t n = strlen(t);
+		char *c = iq_xmalloc(n + 1);
+		for (size_t i = 0; i < n; i++)
+			c[i] = (unsigned char)t[i] < 0x80 ? t[i] : '?';
+		c[n] = '\0';
+		s = json_string(c);
+		free(c);
+	}
+	return s;
+}
+
+json_t *det_evidence(sqlite3_stmt *q, int col)
+{
+	json_t *e = json_object();
+	json_object_set_new(e, "file", det_text(q, col));
+	json_object_set_new(e, "line", json_integer(sqlite3_column_int64(q, col + 1)));
+	json_object_set_new(e, "time", det_time(q, col + 2));
+	json_object_set_new(e, "text", det_text(q, col + 3));
+	return e;
+}
+
+json_t *det_evidence_of(struct det *x, int64_t record_id)
+{
+	sqlite3_stmt *q;
+	json_t *e = NULL;
+	if (det_prep(x, "SELECT f.path, r.line, r.ts, r.text FROM records r JOIN files f ON f.id = r.file_id"
+		     " WHERE r.id = ?1", &q))
+		return NULL;
+	sqlite3_bind_int64(q, 1, record_id);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		e = det_evidence(q, 0);
+	sqlite3_finalize(q);
+	return e;
+}
+
+double det_param(struct det *x, const char *signal, const char *key, double def)
+{
+	for (size_t i = 0; i < iq_pack_signal_count(x->pack); i++) {
+		const struct iq_signal *s = iq_pack_signal(x->pack, i);
+		if (strcmp(iq_signal_id(s), signal) != 0)
+			continue;
+		json_t *v = json_object_get(json_object_get(json_object_get(iq_signal_json(s), "detector"),
+							    "params"), key);
+		if (json_is_number(v))
+			return json_number_value(v);
+	}
+	return def;
+}
+
+size_t det_param_list(struct det *x, const char *signal, const char *key, double *out, size_t max)
+{
+	for (size_t i = 0; i < iq_pack_signal_count(x->pack); i++) {
+		const struct iq_signal *s = iq_pack_signal(x->pack, i);
+		if (strcmp(iq_signal_id(s), signal) != 0)
+			continue;
+		json_t *v = json_object_get(json_object_get(json_object_get(iq_signal_json(s), "detector"),
+							    "params"), key);
+		size_t n = 0;
+		if (json_is_number(v) && max)
+			out[n++] = json_number_value(v);
+		size_t k;
+		json_t *e;
+		json_array_foreach(v, k, e)
+			if (json_is_number(e) && n < max)
+				out[n++] = json_number_value(e);
+		return n;
+	}
+	return 0;
+}
+
+json_t *det_signal(const char *id, long count, int64_t first, int64_t last, json_t *evidence)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "id", json_string(id));
+	json_object_set_new(o, "present", json_boolean(count > 0));
+	json_object_set_new(o, "count", json_integer(count));
+	json_object_set_new(o, "first", det_time_ns(first));
+	json_object_set_new(o, "last", det_time_ns(last));
+	json_object_set_new(o, "evidence", evidence ? evidence : json_array());
+	return o;
+}
+
+int64_t det_scalar(struct det *x, const char *sql, int64_t def)
+{
+	sqlite3_stmt *q;
+	int64_t v = def;
+	if (det_prep(x, sql, &q))
+		return def;
+	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return v;
+}

@@ -1,0 +1,93 @@
+/* rules_int.h: what the files of rules/ share and nobody else sees: the
+ * compiled pack and signal, the diagnostics sink that both loading (first
+ * error wins) and lint (every error printed) write to, and the JSON
+ * position scanner that turns a path such as signals[2].patterns[0] into
+ * file:line:column. */
+#ifndef IQ_RULES_INT_H
+#define IQ_RULES_INT_H
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "rules.h"
+
+#define IQ_RULES_MATCH_LIMIT 1000000
+#define IQ_RULES_DEPTH_LIMIT 10000
+
+struct iq_field {
+	char *name;
+	enum iq_field_type type;
+};
+
+struct iq_signal {
+	char *id;
+	char *path;             /* JSON path in the pack: "signals[2]" */
+	json_t *obj;            /* the signal's JSON (borrowed from the pack) */
+	struct iq_pack *pack;   /* the pack it belongs to */
+	enum iq_section section;
+	unsigned kinds;         /* bit per enum iq_kind; 0 = every kind */
+	pcre2_code **re;
+	size_t nre;
+	pcre2_code **exc;       /* exceptions: a match cancels the signal */
+	size_t nexc;
+	struct iq_field *fields;
+	size_t nfields;
+	const char *detector;   /* borrowed from obj; NULL unless windowed */
+	char *ref;              /* "common/cuda-oom" for a reference */
+	struct iq_signal *target; /* the shared signal a reference resolves to */
+	/* A shared signal is matched once per record: the result of the
+	 * record numbered memo_gen. */
+	unsigned long memo_gen;
+	int memo_hit;
+	struct iq_buf memo;
+};
+
+struct iq_pack {
+	char *file;
+	char *id;
+	char *text;             /* the raw JSON, for positions */
+	size_t ntext;
+	json_t *root;
+	int shared;             /* "kind": "shared": definitions for refs */
+	int base;               /* loaded only so that refs resolve */
+	int linted;             /* loaded by this lint run */
+	struct iq_signal *sig;  /* signals, then boundaries, then facts */
+	size_t nall;
+	size_t off[IQ_SEC_COUNT], n[IQ_SEC_COUNT];
+};
+
+/* Where diagnostics go. With out == NULL (loading) the first error is
+ * kept in d and later ones are dropped; with out set (lint) each error and
+ * warning is printed as "file:line:col: error: msg". */
+struct iq_lint {
+	const char *file;
+	const char *text;
+	size_t ntext;
+	FILE *out;
+	struct iq_diag *d;
+	long errors, warnings;
+};
+
+/* Reports at the JSON value (key = 0) or member name (key = 1) at path;
+ * extra, when not NULL, is printed on the following lines (lint only). */
+void iq_lint_report(struct iq_lint *lc, int warn, const char *path, int key, const char *extra,
+		    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Finds the value at path ("signals[2].patterns[0]", "" for the root) in
+ * the JSON text, or the member name with key = 1. Sets 1-based *line and
+ * *col (columns count UTF-8 characters, as jansson's do) and returns 0, or
+ * -1 when the path is not there (then *line and *col are 1). */
+int iq_json_pos(const char *text, size_t n, const char *path, int key, int *line, int *col);
+
+/* Compiles a regex for a pack; NULL after reporting at path. */
+pcre2_code *iq_rules_compile_re(struct iq_lint *lc, const char *what, const char *pat,
+				const char *path);
+
+/* The shared match context (match and depth limits). */
+pcre2_match_context *iq_rules_match_ctx(void);
+
+/* Lint checks beyond what loading checks: keys, translations, ids,
+ * verdicts, guidance, questions' SQL. */
+void iq_rules_lint_pack(struct iq_lint *lc, struct iq_ruleset *rs, struct iq_pack *p);
+
+#endif

@@ -1,0 +1,84 @@
+#!/bin/sh
+# rules.sh BIN: end-to-end tests of `inquest rules`: every shipped pack lints
+# clean and passes its own tests, `rules match` greps corpus-derived plain
+# files as expected, and each broken pack in tests/e2e/rules-bad/ gives the
+# stderr in the .stderr file beside it (file:line:col), with exit 4.
+# GOLDEN=1 rewrites the .stderr files (review the diff).
+bin=$1
+case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
+export TZ=UTC LC_ALL=C
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass+1)); }
+ko() { echo "FAIL: $*"; fail=$((fail+1)); }
+
+# 1. shipped packs: built-in and from the source tree
+for args in "" "rules"; do
+  if "$bin" rules lint $args >"$tmp/out" 2>"$tmp/err"; then ok; else
+    ko "rules lint $args: exit $?"; sed 's/^/  /' "$tmp/err"; fi
+  [ -s "$tmp/err" ] && { ko "rules lint $args: diagnostics on a clean pack"; sed 's/^/  /' "$tmp/err"; }
+done
+if "$bin" rules test >"$tmp/out" 2>&1 && tail -n 1 "$tmp/out" | grep -q '^rules: [0-9]* passed, 0 failed$'; then ok
+else ko "rules test"; grep -A4 FAIL "$tmp/out" | head -40; fi
+for id in gpu-oom-cascade host-memory-oom gpu-hardware-fault; do
+  if "$bin" rules explain "$id" >"$tmp/out" 2>"$tmp/err" && [ -s "$tmp/out" ]; then ok; else ko "rules explain $id"; fi
+done
+"$bin" rules explain gpu-oom-cascade lb-5xx-surge >"$tmp/out" 2>&1
+grep -q "windowed detector 'surge'" "$tmp/out" && grep -q 'statuses = \[502,503,504\]' "$tmp/out" && ok || { ko "explain lb-5xx-surge"; cat "$tmp/out"; }
+
+# 2. rules match on plain files made of corpus rows (sources in the comments)
+# host_oom.tsv docker/for-linux#1001; host_oom.tsv reportportal/kubernetes#203
+# (a stack frame: no match); cuda_oom.tsv rshaojimmy/MADDoG#11; near_miss.tsv
+# (allocator advice: no match); crashloop.tsv tarantool-operator#88;
+# xid.tsv leptonai/gpud#1174; serving_logs.tsv vllm#3094 (a fact);
+# snippets/host_oom/10 (exit 137 with reason Error: cancelled by the exception).
+cat >"$tmp/mixed.log" <<'LOG'
+May 15 23:09:30 ubuntu-s-1vcpu-2gb-ams3-01 kernel: [  518.050606] Out of memory: Killed process 15784 (python3) total-vm:11964kB, anon-rss:4288kB, file-rss:3028kB, shmem-rss:0kB
+[ 7093.543737]  mem_cgroup_out_of_memory+0xbd/0xe0
+RuntimeError: CUDA out of memory. Tried to allocate 2.87 GiB (GPU 0; 14.76 GiB total capacity; 8.77 GiB already allocated; 19.75 MiB free; 13.71 GiB reserved in total by PyTorch)
+If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.
++     Warning  BackOff           4m25s (x157 over 38m)  kubelet, minikube  Back-off restarting failed container
+NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error
+INFO 02-28 21:48:18 metrics.py:161] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 44.9 tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 82.1%, CPU KV cache usage: 0.0%
+Last State: Terminated Reason: Error Exit Code: 137
+LOG
+printf '%s\t%s\t%s\n' \
+  'm.log:1' 'host-oom' 'May 15 23:09:30 ubuntu-s-1vcpu-2gb-ams3-01 kernel: [  518.050606] Out of memory: Killed process 15784 (python3) total-vm:11964kB, anon-rss:4288kB, file-rss:3028kB, shmem-rss:0kB' \
+  'm.log:3' 'cuda-oom' 'RuntimeError: CUDA out of memory. Tried to allocate 2.87 GiB (GPU 0; 14.76 GiB total capacity; 8.77 GiB already allocated; 19.75 MiB free; 13.71 GiB reserved in total by PyTorch)' \
+  'm.log:5' 'crashloop' '+     Warning  BackOff           4m25s (x157 over 38m)  kubelet, minikube  Back-off restarting failed container' \
+  'm.log:6' 'gpu-xid' 'NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error' \
+  'm.log:7' 'engine-batch' 'INFO 02-28 21:48:18 metrics.py:161] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 44.9 tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 82.1%, CPU KV cache usage: 0.0%' \
+  >"$tmp/want"
+cp "$tmp/mixed.log" "$tmp/m.log"
+(cd "$tmp" && "$bin" rules match m.log >got 2>err) || ko "rules match: exit $?"
+if diff -u "$tmp/want" "$tmp/got" >"$tmp/diff"; then ok; else ko "rules match output"; cat "$tmp/diff"; fi
+# stdin, one pack, captures
+"$bin" rules match --pack gpu-hardware-fault --explain - <"$tmp/mixed.log" >"$tmp/got" 2>&1
+printf -- '%s\n' \
+  '-:3	cuda-oom	RuntimeError: CUDA out of memory. Tried to allocate 2.87 GiB (GPU 0; 14.76 GiB total capacity; 8.77 GiB already allocated; 19.75 MiB free; 13.71 GiB reserved in total by PyTorch)' \
+  '	gpu-hardware-fault/cuda-oom	{"allocated":"8.77 GiB","allocated_bytes":9416715796,"capacity":"14.76 GiB","capacity_bytes":15848429322,"free":"19.75 MiB","free_bytes":20709376,"gpu":0,"reserved":"13.71 GiB","reserved_bytes":14721000407,"tried":"2.87 GiB","tried_bytes":3081639035}' \
+  '-:5	crashloop	+     Warning  BackOff           4m25s (x157 over 38m)  kubelet, minikube  Back-off restarting failed container' \
+  '	gpu-hardware-fault/crashloop	{}' \
+  '-:6	gpu-xid	NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error' \
+  '	gpu-hardware-fault/gpu-xid	{"message":"Contained ECC error","name":"python3","pci":"0000:9b:00","pid":1234,"xid":94}' \
+  | sed 's/\\t/\t/g' >"$tmp/want2"
+# (the cuda-oom line is reported too: it is a boundary of gpu-hardware-fault)
+if diff -u "$tmp/want2" "$tmp/got" >"$tmp/diff"; then ok; else ko "rules match --pack --explain"; cat "$tmp/diff"; fi
+"$bin" rules match --pack no-such-pack "$tmp/m.log" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "unknown --pack is a usage error"
+"$bin" rules match "$tmp/missing.log" >/dev/null 2>&1; [ $? -eq 3 ] && ok || ko "unreadable file exits 3"
+
+# 3. broken packs: exact stderr, exit 4
+for pack in tests/e2e/rules-bad/*.json; do
+  want=${pack%.json}.stderr
+  "$bin" rules lint "$pack" >/dev/null 2>"$tmp/err"; rc=$?
+  [ $rc -eq 4 ] && ok || ko "$pack: exit $rc, expected 4"
+  if [ -n "$GOLDEN" ]; then cp "$tmp/err" "$want"; fi
+  if diff -u "$want" "$tmp/err" >"$tmp/diff"; then ok; else ko "$pack: stderr differs"; cat "$tmp/diff"; fi
+done
+# a broken pack also stops `rules test` and `analyze --rules` at load, with a position
+"$bin" rules test tests/e2e/rules-bad/bad-regex.json >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 4 ] && grep -q '^tests/e2e/rules-bad/bad-regex.json:13:9: error: invalid regex' "$tmp/err" && ok || { ko "rules test on a bad pack: exit $rc"; cat "$tmp/err"; }
+
+echo "rules e2e: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -33,7 +33,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
 
 SCHEMA  := $(sort $(wildcard schema/0*.sql))
 
-.PHONY: all deps demo test unit e2e rules-test check clean install golden
+.PHONY: all deps check-deps demo test unit e2e rules-test check clean install golden
 all: $(BIN)
 
 $(BIN): $(MAINOBJ) $(LIBOBJS)
@@ -63,8 +63,10 @@ $(O)/tests/%: tests/unit/%.c $(LIBOBJS)
 
 # Installs the Debian packages the build and tests need when one is missing:
 # with apt-get as root, otherwise prints the command to run.
-deps:
-	@missing=""; for p in $(DEB_PKGS); do \
+# `make check` and `make fuzz` also need clang and its sanitizer runtimes.
+CHECK_PKGS := clang libclang-rt-14-dev
+define install_missing
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -75,6 +77,13 @@ deps:
 	    echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
 	  fi; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEB_PKGS))
+
+check-deps: deps
+	$(call install_missing,$(CHECK_PKGS))
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -95,11 +104,13 @@ rules-test: $(BIN)
 e2e: $(BIN)
 	TZ=UTC LC_ALL=C sh tests/e2e/run.sh $(BIN)
 
-# The suite under AddressSanitizer and UndefinedBehaviorSanitizer.
-check: deps
+# The suite under AddressSanitizer and UndefinedBehaviorSanitizer, then the
+# fuzz corpus and the crash inputs replayed (tests/fuzz/).
+check: check-deps
 	$(MAKE) --no-print-directory O=build-asan CC=clang \
 	  OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  LDFLAGS="-fsanitize=address,undefined" unit rules-test e2e
+	$(MAKE) --no-print-directory fuzz-replay
 
 golden: $(BIN)
 	TZ=UTC LC_ALL=C GOLDEN=1 sh tests/e2e/run.sh $(BIN)

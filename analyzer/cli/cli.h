@@ -25,6 +25,7 @@ struct iq_command {
 int iq_cmd_analyze(int argc, char **argv);
 int iq_cmd_ingest(int argc, char **argv);
 int iq_cmd_query(int argc, char **argv);
+int iq_cmd_report(int argc, char **argv);
 int iq_cmd_sniff(int argc, char **argv);
 int iq_cmd_parse(int argc, char **argv);
 int iq_cmd_rules(int argc, char **argv);

@@ -16,7 +16,7 @@
 struct render_ctx {
 	json_t *doc;
 	struct iq_store *s;
-	const char *lang;
+	struct iq_report_opts opts;
 };
 
 static int render_json(void *u, FILE *f)
@@ -28,7 +28,7 @@ static int render_json(void *u, FILE *f)
 static int render_md(void *u, FILE *f)
 {
 	struct render_ctx *c = u;
-	return iq_render_md(c->doc, c->s, c->lang, f);
+	return iq_render_postmortem(c->doc, c->s, &c->opts, f);
 }
 
 /* "./inquest-<name>" with archive suffixes removed from the bundle name. */
@@ -183,7 +183,9 @@ int iq_cmd_analyze(int argc, char **argv)
 		rc = IQ_EXIT_INTERNAL;
 		goto out;
 	}
-	struct render_ctx rctx = {doc, s, lang};
+	char charts[4200];
+	snprintf(charts, sizeof charts, "%s/charts", dir);
+	struct render_ctx rctx = {doc, s, {lang, charts, "charts", &rs}};
 	if (iq_write_atomic(fpath, render_json, &rctx, &d) ||
 	    iq_write_atomic(mpath, render_md, &rctx, &d)) {
 		iq_errorf("%s", d.msg);

@@ -13,6 +13,10 @@ static const struct iq_command commands[] = {
 	{"ingest", iq_cmd_ingest, "ingest BUNDLE... --db FILE [--rules PATH]...",
 	 "Parse the bundle into the database only. Files already ingested are not\n"
 	 "read again, so re-ingesting a bundle adds no duplicates."},
+	{"report", iq_cmd_report, "report --db FILE [--format md|json|text] [--lang en|tr] [-o FILE]",
+	 "Render the postmortem (md), the findings (json) or a short terminal summary\n"
+	 "(text) again from an existing database, read-only. With -o, the SVG charts\n"
+	 "go to charts/ beside FILE."},
 	{"query", iq_cmd_query, "query --db FILE [--format table|csv|json] SQL",
 	 "Run read-only SQL against a database and print the rows."},
 	{"sniff", iq_cmd_sniff, "sniff FILE...",

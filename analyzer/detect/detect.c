@@ -144,6 +144,27 @@ static int cascade_pack(struct det *x)
 	return 0;
 }
 
+/* Any other pattern: its regex signals and boundaries, and the verdict
+ * its rules give. */
+static int other_pack(struct det *x)
+{
+	json_t *b = json_array();
+	json_object_set_new(x->pat, "boundaries", b);
+	for (size_t i = 0; i < iq_pack_section_count(x->pack, IQ_SEC_BOUNDARIES); i++) {
+		json_t *sj;
+		const char *id = iq_signal_id(iq_pack_section_signal(x->pack, IQ_SEC_BOUNDARIES, i));
+		int rc = signal_json(x->s, x->pack_id, id, &sj, x->d);
+		if (rc)
+			return rc;
+		json_object_del(sj, "first");
+		json_object_del(sj, "last");
+		json_object_set_new(sj, "attributed_to", json_array());
+		json_array_append_new(b, sj);
+	}
+	x->f.container_logs = det_scalar(x, "SELECT count(*) FROM records WHERE kind = 'log' AND pod IS NOT NULL", 0);
+	return det_verdict_rules(x);
+}
+
 static int pack_findings(struct iq_store *s, const struct iq_pack *p, struct iq_diag *d)
 {
 	struct det x;
@@ -178,16 +199,9 @@ static int pack_findings(struct iq_store *s, const struct iq_pack *p, struct iq_
 		json_array_append_new(sigs, sj);
 	}
 	if (!rc && cascade) {
-		x.ooms = json_array();
 		rc = cascade_pack(&x);
 	} else if (!rc) {
-		/* other patterns: present when any of their signals is */
-		json_object_set_new(x.pat, "verdict", json_string(present ? "confirmed" : "not_detected"));
-		json_object_set_new(x.pat, "confidence", json_real(present ? 0.7 : 0.8));
-		char sum[256];
-		snprintf(sum, sizeof sum, present ? "%ld of its signals were found in the bundle."
-				   : "None of its signals was found in the bundle.", present);
-		json_object_set_new(x.pat, "summary", json_string(sum));
+		rc = other_pack(&x);
 	}
 	if (!rc)
 		rc = store_findings(s, x.pack_id, json_string_value(json_object_get(x.pat, "verdict")), x.pat, d);

@@ -75,5 +75,7 @@ int det_conditions(struct det *x);
 int det_questions(struct det *x);
 int det_phases(struct det *x);
 int det_verdict(struct det *x);
+/* The verdict from the pack's rules alone (patterns without detectors). */
+int det_verdict_rules(struct det *x);
 
 #endif

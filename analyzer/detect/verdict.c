@@ -8,6 +8,7 @@
  *   inconclusive        symptoms (surge, crash loops) but no worker logs to decide
  *   not_detected        nothing of the pattern
  * with a confidence that grows with the corroborating signals. */
+#include <ctype.h>
 #include <math.h>
 #include <string.h>
 
@@ -35,7 +36,7 @@ static int term(void *u, const char *what, const char *id)
 		return o && json_is_true(json_object_get(o, "present"));
 	}
 	if (strcmp(what, "boundary") == 0) {
-		if (strcmp(id, "host-oom") == 0)
+		if (strcmp(id, "host-oom") == 0 && x->ooms)
 			return x->f.host_oom_workers > 0;
 		json_t *o = find_id(json_object_get(x->pat, "boundaries"), id);
 		return o && json_is_true(json_object_get(o, "present"));
@@ -115,5 +116,34 @@ int det_verdict(struct det *x)
 	json_object_set_new(x->pat, "confidence", json_real(floor(conf * 100 + 0.5) / 100));
 	json_object_set_new(x->pat, "summary", json_string(sum));
 	json_object_set_new(x->pat, "sources_missing", missing);
+	return 0;
+}
+
+int det_verdict_rules(struct det *x)
+{
+	const char *v = iq_pack_verdict(x->pack, term, x);
+	const char *why = "";
+	for (size_t i = 0; i < iq_pack_item_count(x->pack, "verdicts"); i++) {
+		json_t *it = iq_pack_item(x->pack, "verdicts", i);
+		if (strcmp(iq_item_str(it, "verdict"), v) == 0) {
+			why = iq_item_text(it, "why", "en");
+			break;
+		}
+	}
+	long present = 0;
+	size_t i;
+	json_t *o;
+	json_array_foreach(json_object_get(x->pat, "signals"), i, o)
+		present += json_is_true(json_object_get(o, "present"));
+	char sum[512];
+	if (*why)
+		snprintf(sum, sizeof sum, "%c%s (%ld of its signals found).", toupper((unsigned char)why[0]), why + 1,
+			 present);
+	else
+		snprintf(sum, sizeof sum, "%ld of its signals found.", present);
+	json_object_set_new(x->pat, "verdict", json_string(v));
+	json_object_set_new(x->pat, "confidence", json_real(strcmp(v, "confirmed") == 0 ? 0.8
+				: strcmp(v, "inconclusive") == 0 ? 0.3 : 0.7));
+	json_object_set_new(x->pat, "summary", json_string(sum));
 	return 0;
 }

@@ -87,7 +87,7 @@ int iq_parse_run(const struct iq_format *f, struct iq_parse_ctx *ctx,
 		st->lines_parsed = st->lines_read > st->lines_skipped ? st->lines_read - st->lines_skipped : 0;
 	long acc = st->lines_parsed + st->lines_skipped;
 	if (acc < st->lines_read)
-		count_skip(&run, st->lines_read, st->lines_read - acc,
+		count_skip(&run, acc + 1, st->lines_read - acc,
 			   "unaccounted by the parser", NULL, 0);
 	ctx->sink = run.outer;
 	iq_lines_release(&lines);

@@ -146,7 +146,10 @@ static int time_local(const char *p, int64_t *out)
 	if (!mon || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || oh > 23 || om > 59)
 		return -1;
 	int64_t off = ((int64_t)oh * 3600 + om * 60) * IQ_NS_PER_SEC;
-	*out = iq_time_make(yh * 100 + yl, mon, d, h, mi, s, 0) - (p[21] == '+' ? off : -off);
+	int64_t t = iq_time_make(yh * 100 + yl, mon, d, h, mi, s, 0);
+	if (t == IQ_TIME_NONE)
+		return -1; /* a year int64 nanoseconds cannot hold */
+	*out = t - (p[21] == '+' ? off : -off);
 	return 0;
 }
 

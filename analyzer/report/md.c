@@ -1,38 +1,114 @@
-/* md.c: postmortem.md, the document an SRE pastes into the incident doc.
- * Everything in it comes from the findings document and the database; log
- * text is escaped so that it can never break the Markdown around it. */
+/* md.c: postmortem.md, the document an SRE reads first and pastes into the
+ * incident doc, in the shape of the usual SRE postmortem templates
+ * (summary, impact, detection, root cause, timeline, questions, actions).
+ * Everything in it comes from the findings document and the database
+ * (read-only); log text is escaped so that it can never break the
+ * Markdown around it. Words are the catalogue's (i18n.c), in en or tr. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "../rules/rules.h"
+#include "report_int.h"
 
-/* Writes log text for a Markdown table cell: one line, at most max bytes,
- * control characters shown as escapes, Markdown and HTML specials
- * neutralised. */
-static void md_cell(FILE *out, const char *s, size_t max)
+/* ---- escaping ---- */
+
+int iq_md_escape(struct iq_buf *b, const char *s, size_t n, size_t max)
 {
-	char esc[2048];
-	size_t n = strlen(s);
-	const char *nl = strchr(s, '\n');
-	if (nl)
-		n = (size_t)(nl - s);
-	int cut = n > max;
-	iq_escape_display(esc, sizeof esc, s, cut ? max : n);
-	for (const char *p = esc; *p; p++) {
+	const char *nl = memchr(s, '\n', n);
+	size_t len = nl ? (size_t)(nl - s) : n;
+	int cut = len > max;
+	if (cut) {
+		len = max;
+		while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
+			len--; /* do not split a UTF-8 sequence */
+	}
+	size_t cap = len * 4 + 1;
+	char *esc = iq_xmalloc(cap);
+	iq_escape_display(esc, cap, s, len);
+	int rc = 0;
+	for (const char *p = esc; *p && !rc; p++) {
 		switch (*p) {
-		case '|': fputs("\\|", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '&': fputs("&amp;", out); break;
-		case '`': case '*': case '_': case '[': case ']': case '#': case '~':
-			fputc('\\', out);
-			fputc(*p, out);
+		case '|': rc = iq_buf_adds(b, "\\|"); break;
+		case '<': rc = iq_buf_adds(b, "&lt;"); break;
+		case '>': rc = iq_buf_adds(b, "&gt;"); break;
+		case '&': rc = iq_buf_adds(b, "&amp;"); break;
+		case '\\': rc = iq_buf_adds(b, "\\\\"); break;
+		case '`': case '*': case '_': case '[': case ']': case '#': case '~': case '$':
+		case '{': case '}':
+			rc = iq_buf_addc(b, '\\');
+			if (!rc)
+				rc = iq_buf_addc(b, *p);
 			break;
-		case '\\': fputs("\\\\", out); break;
-		default: fputc(*p, out);
+		case '-': case '+': case '=':
+			/* would start a list or a heading underline at the start */
+			if (p == esc)
+				rc = iq_buf_addc(b, '\\');
+			if (!rc)
+				rc = iq_buf_addc(b, *p);
+			break;
+		default: rc = iq_buf_addc(b, *p);
 		}
 	}
-	if (cut || nl)
-		fputs(" …", out);
+	free(esc);
+	if (!rc && (cut || nl))
+		rc = iq_buf_adds(b, " …");
+	return rc;
+}
+
+int iq_xml_escape(struct iq_buf *b, const char *s, size_t n)
+{
+	size_t cap = n * 4 + 1;
+	char *esc = iq_xmalloc(cap);
+	iq_escape_display(esc, cap, s, n);
+	int rc = 0;
+	for (const char *p = esc; *p && !rc; p++) {
+		switch (*p) {
+		case '<': rc = iq_buf_adds(b, "&lt;"); break;
+		case '>': rc = iq_buf_adds(b, "&gt;"); break;
+		case '&': rc = iq_buf_adds(b, "&amp;"); break;
+		case '"': rc = iq_buf_adds(b, "&quot;"); break;
+		case '\'': rc = iq_buf_adds(b, "&apos;"); break;
+		default: rc = iq_buf_addc(b, *p);
+		}
+	}
+	free(esc);
+	return rc;
+}
+
+void iq_md_put(FILE *out, const char *s, size_t max)
+{
+	struct iq_buf b;
+	iq_buf_init(&b);
+	if (s && iq_md_escape(&b, s, strlen(s), max) == 0 && b.p)
+		fputs(b.p, out);
+	iq_buf_release(&b);
+}
+
+void iq_md_ref(FILE *out, const char *file, long long line)
+{
+	char esc[1200];
+	size_t n = strlen(file);
+	/* the tail of a long path is the part that tells */
+	if (n > 280) {
+		file += n - 280;
+		n = 280;
+		while (n && ((unsigned char)*file & 0xC0) == 0x80)
+			file++, n--;
+		fputs("`…", out);
+	} else {
+		fputc('`', out);
+	}
+	iq_escape_display(esc, sizeof esc, file, n);
+	for (char *p = esc; *p; p++) {
+		if (*p == '`')
+			fputc('\'', out);
+		else if (*p == '|')
+			fputs("\\|", out);
+		else
+			fputc(*p, out);
+	}
+	fprintf(out, ":%lld`", line);
 }
 
 static const char *str(json_t *o, const char *k)
@@ -41,231 +117,1399 @@ static const char *str(json_t *o, const char *k)
 	return s ? s : "";
 }
 
-static void evidence_ref(FILE *out, json_t *e)
+static long long num(json_t *o, const char *k)
 {
-	fputc('`', out);
-	char esc[1024];
-	const char *f = str(e, "file");
-	iq_escape_display(esc, sizeof esc, f, strlen(f));
-	for (char *p = esc; *p; p++)
-		if (*p == '`')
-			*p = '\'';
-	fprintf(out, "%s:%lld`", esc, (long long)json_integer_value(json_object_get(e, "line")));
+	return (long long)json_integer_value(json_object_get(o, k));
 }
 
-static void section_summary(FILE *out, json_t *pat)
+int64_t iq_json_time(json_t *o, const char *k)
 {
-	fprintf(out, "## Summary\n\n**Verdict: `%s`** (confidence %.2f). %s\n\n", str(pat, "verdict"),
-		json_real_value(json_object_get(pat, "confidence")), str(pat, "summary"));
+	const char *s = json_string_value(json_object_get(o, k));
+	int64_t t;
+	if (!s || iq_time_parse_iso(s, strlen(s), &t, NULL) < 0)
+		return IQ_TIME_NONE;
+	return t;
 }
 
-static void section_signals(FILE *out, json_t *pat)
+int64_t iq_skew_ns(json_t *doc, const char *node)
 {
-	fprintf(out, "## Signals\n\n| signal | present | count | first | last | first evidence |\n"
-		     "| --- | --- | ---: | --- | --- | --- |\n");
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(doc, "clock_skew"), i, e)
+		if (node && strcmp(str(e, "node"), node) == 0)
+			return (int64_t)llround(json_number_value(json_object_get(e, "offset_s")) * 1e9);
+	return 0;
+}
+
+char *iq_fmt_dur(int64_t ns, const char *lang, char *out)
+{
+	const char *neg = ns < 0 ? "-" : "";
+	if (ns < 0)
+		ns = -ns;
+	int64_t ms = ns / 1000000;
+	int64_t s = ms / 1000, m = s / 60, h = m / 60;
+	if (h)
+		snprintf(out, IQ_DUR_BUF, iq_msg(lang, "dur.hms"), neg, (long long)h, (long long)(m % 60),
+			 (long long)(s % 60));
+	else if (m)
+		snprintf(out, IQ_DUR_BUF, iq_msg(lang, "dur.ms"), neg, (long long)m, (long long)(s % 60));
+	else if (s >= 10)
+		snprintf(out, IQ_DUR_BUF, iq_msg(lang, "dur.s"), neg, (long long)s);
+	else
+		snprintf(out, IQ_DUR_BUF, iq_msg(lang, "dur.sf"), neg, (double)ms / 1000.0);
+	return out;
+}
+
+/* ---- the document ---- */
+
+struct pm {
+	FILE *out;
+	json_t *doc, *pat;
+	struct iq_store *s;
+	const char *lang;
+	const struct iq_pack *pack;
+	const struct iq_report_opts *o;
+};
+
+#define M(key) iq_msg(p->lang, key)
+
+static json_t *find_id(json_t *arr, const char *id)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(arr, i, e)
+		if (strcmp(str(e, "id"), id) == 0)
+			return e;
+	return NULL;
+}
+
+static json_t *pack_item(struct pm *p, const char *section, const char *id)
+{
+	if (!p->pack)
+		return NULL;
+	for (size_t i = 0; i < iq_pack_item_count(p->pack, section); i++) {
+		json_t *it = iq_pack_item(p->pack, section, i);
+		if (strcmp(iq_item_str(it, "id"), id) == 0)
+			return it;
+	}
+	return NULL;
+}
+
+/* The localised title of a signal, boundary or condition, or "". */
+static const char *title_of(struct pm *p, const char *id)
+{
+	if (!p->pack)
+		return "";
+	const struct iq_signal *sg = iq_pack_find_signal(p->pack, id);
+	if (sg)
+		return iq_signal_text(sg, "title", p->lang);
+	json_t *it = pack_item(p, "conditions", id);
+	return it ? iq_item_text(it, "title", p->lang) : "";
+}
+
+static void put(struct pm *p, const char *s, size_t max)
+{
+	iq_md_put(p->out, s, max);
+}
+
+static void time_or_dash(struct pm *p, const char *t)
+{
+	fputs(*t ? t : "–", p->out);
+}
+
+/* Up to max evidence references of an evidence list, ", "-separated. */
+static void refs(struct pm *p, json_t *ev, size_t max)
+{
+	size_t i;
+	json_t *e;
+	if (json_is_object(ev)) {
+		iq_md_ref(p->out, str(ev, "file"), num(ev, "line"));
+		return;
+	}
+	json_array_foreach(ev, i, e) {
+		if (i == max) {
+			fprintf(p->out, " (+%zu)", json_array_size(ev) - max);
+			break;
+		}
+		fputs(i ? ", " : "", p->out);
+		iq_md_ref(p->out, str(e, "file"), num(e, "line"));
+	}
+	if (!json_array_size(ev) && !json_is_object(ev))
+		fputs("–", p->out);
+}
+
+/* A quoted log line under a bullet: the reference and the escaped text. */
+static void quote_line(struct pm *p, json_t *e, const char *indent)
+{
+	if (!e)
+		return;
+	fprintf(p->out, "%s> ", indent);
+	iq_md_ref(p->out, str(e, "file"), num(e, "line"));
+	fputs(" ", p->out);
+	put(p, str(e, "text"), 240);
+	fputs("\n", p->out);
+}
+
+static void gib(struct pm *p, json_t *v)
+{
+	if (json_is_integer(v))
+		fprintf(p->out, "%.2f GiB", (double)json_integer_value(v) / 1073741824.0);
+	else
+		fputs(M("unknown"), p->out);
+}
+
+static const char *gib_str(struct pm *p, json_t *v, char *b, size_t n)
+{
+	if (json_is_integer(v))
+		snprintf(b, n, "%.2f GiB", (double)json_integer_value(v) / 1073741824.0);
+	else
+		snprintf(b, n, "%s", M("unknown"));
+	return b;
+}
+
+/* s escaped for inline Markdown, in one of a few rotating buffers (for
+ * the arguments of one catalogue format). */
+static const char *E(const char *s)
+{
+	static char ring[8][640];
+	static unsigned next;
+	char *out = ring[next++ % 8];
+	struct iq_buf b;
+	iq_buf_init(&b);
+	if (s && iq_md_escape(&b, s, strlen(s), 200) == 0 && b.p)
+		snprintf(out, sizeof ring[0], "%s", b.p);
+	else
+		out[0] = '\0';
+	iq_buf_release(&b);
+	return out;
+}
+
+static const char *verdict_name(struct pm *p, const char *v)
+{
+	char key[64];
+	snprintf(key, sizeof key, "verdict.%s", v);
+	const char *t = iq_msg(p->lang, key);
+	return strcmp(t, key) == 0 ? v : t;
+}
+
+static void header(struct pm *p)
+{
+	json_t *pat = p->pat;
+	const char *title = p->pack ? iq_pack_text(p->pack, "title", p->lang) : "";
+	if (!*title)
+		title = pat ? str(pat, "title") : M("incident");
+	fprintf(p->out, "# %s: ", M("title"));
+	put(p, title, 200);
+	fputs("\n\n", p->out);
+	const char *date = str(json_object_get(json_object_get(pat, "phases"), "outage_begins"), "time");
+	if (!*date)
+		date = str(json_array_get(json_object_get(p->doc, "timeline"), 0), "time");
+	fprintf(p->out, "- **%s:** %.10s\n", M("meta.date"), *date ? date : M("unknown"));
+	fprintf(p->out, "- **%s:** ", M("meta.status"));
+	fprintf(p->out, M("meta.draft"), IQ_VERSION);
+	fprintf(p->out, "\n- **%s:** ", M("meta.bundle"));
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(json_object_get(p->doc, "bundle"), "paths"), i, e) {
+		fputs(i ? ", " : "", p->out);
+		put(p, json_string_value(e), 200);
+	}
+	fprintf(p->out, "\n- **%s:** %s\n", M("meta.times"), M("meta.utc"));
+	if (pat) {
+		fprintf(p->out, "- **%s:** `%s` (%s, %s %.2f)\n", M("meta.verdict"), str(pat, "verdict"),
+			verdict_name(p, str(pat, "verdict")), M("confidence"),
+			json_number_value(json_object_get(pat, "confidence")));
+	}
+	json_array_foreach(json_object_get(p->doc, "patterns"), i, e) {
+		if (e == pat)
+			continue;
+		fprintf(p->out, "- **%s:** `", M("meta.other"));
+		put(p, str(e, "id"), 80);
+		/* the other patterns' verdicts say whether they happened, in their own terms */
+		const char *v = str(e, "verdict");
+		fprintf(p->out, "` `%s` (%s)", v, strcmp(v, "confirmed") == 0 ? M("verdict.happened") : verdict_name(p, v));
+		if (strcmp(p->lang, "en") == 0) {
+			fputs(" — ", p->out);
+			put(p, str(e, "summary"), 200);
+		}
+		fputc('\n', p->out);
+	}
+	fprintf(p->out, "\n> ✍ %s\n\n", M("prompt.legend"));
+}
+
+static int64_t phase_t(struct pm *p, const char *name)
+{
+	return iq_json_time(json_object_get(json_object_get(p->pat, "phases"), name), "time");
+}
+
+static void section_summary(struct pm *p)
+{
+	json_t *pat = p->pat;
+	fprintf(p->out, "## %s\n\n", M("h.summary"));
+	const char *v = str(pat, "verdict");
+	json_t *order = json_object_get(json_object_get(pat, "cascade"), "failure_order");
+	json_t *first = json_array_get(order, 0);
+	if (!first)
+		first = json_array_get(json_object_get(pat, "oom_events"), 0);
+	if ((strcmp(v, "confirmed") == 0 || strcmp(v, "oom_no_cascade") == 0) && first) {
+		json_t *cas = json_object_get(pat, "cascade");
+		if (strcmp(v, "confirmed") == 0)
+			fprintf(p->out, M("sum.what"), num(cas, "pods_affected"), num(cas, "nodes_affected"),
+				E(str(first, "pod")), E(str(first, "node")), E(str(first, "time")));
+		else
+			fprintf(p->out, M("sum.what1"), E(str(first, "pod")), E(str(first, "node")),
+				E(str(first, "time")));
+		fputs(" ", p->out);
+		/* why: the conditions found */
+		size_t i, k = 0;
+		json_t *c;
+		struct iq_buf why;
+		iq_buf_init(&why);
+		json_array_foreach(json_object_get(pat, "conditions"), i, c) {
+			if (!json_is_true(json_object_get(c, "present")))
+				continue;
+			const char *t = title_of(p, str(c, "id"));
+			if (k++)
+				iq_buf_adds(&why, ", ");
+			iq_md_escape(&why, *t ? t : str(c, "id"), strlen(*t ? t : str(c, "id")), 120);
+		}
+		fputs(M(strcmp(v, "confirmed") == 0 ? "sum.why" : "sum.why1"), p->out);
+		if (k)
+			fprintf(p->out, " %s %s.", M("sum.contrib"), why.p ? why.p : "");
+		iq_buf_release(&why);
+	} else {
+		json_t *vi = NULL;
+		for (size_t i = 0; p->pack && i < iq_pack_item_count(p->pack, "verdicts"); i++) {
+			json_t *it = iq_pack_item(p->pack, "verdicts", i);
+			if (strcmp(iq_item_str(it, "verdict"), v) == 0) {
+				vi = it;
+				break;
+			}
+		}
+		fprintf(p->out, "%s: ", verdict_name(p, v));
+		const char *why = vi ? iq_item_text(vi, "why", p->lang) : "";
+		put(p, *why ? why : str(pat, "summary"), 400);
+		fputs(".", p->out);
+	}
+	int64_t b = phase_t(p, "outage_begins"), e = phase_t(p, "outage_ends");
+	json_t *imp = json_object_get(pat, "impact");
+	if (b != IQ_TIME_NONE && e != IQ_TIME_NONE) {
+		char d[IQ_DUR_BUF];
+		fputs(" ", p->out);
+		fprintf(p->out, M("sum.long"), iq_fmt_dur(e - b, p->lang, d),
+			E(str(json_object_get(json_object_get(pat, "phases"), "outage_begins"), "time")),
+			E(str(json_object_get(json_object_get(pat, "phases"), "outage_ends"), "time")),
+			num(imp, "failed_requests"));
+	} else if (json_is_object(imp)) {
+		fputs(" ", p->out);
+		fprintf(p->out, M("sum.failed"), num(imp, "failed_requests"));
+	}
+	fputs("\n\n", p->out);
+	if (strcmp(p->lang, "en") == 0 && *str(pat, "summary")) {
+		fputs("_Detector summary:_ ", p->out);
+		put(p, str(pat, "summary"), 600);
+		fputs("\n\n", p->out);
+	}
+}
+
+static void section_impact(struct pm *p)
+{
+	json_t *pat = p->pat, *imp = json_object_get(pat, "impact");
+	fprintf(p->out, "## %s\n\n", M("h.impact"));
+	if (!json_is_object(imp)) {
+		fprintf(p->out, "%s\n\n", M("impact.none"));
+		return;
+	}
+	fprintf(p->out, "- **%s:** %lld\n", M("impact.failed"), num(imp, "failed_requests"));
+	json_t *un = json_object_get(imp, "unavailability");
+	fprintf(p->out, "- **%s:** ", M("impact.unavail"));
+	if (json_is_object(un)) {
+		char d[IQ_DUR_BUF];
+		fprintf(p->out, "%s – %s (%s)\n", str(un, "start"), str(un, "end"),
+			iq_fmt_dur(iq_json_time(un, "end") - iq_json_time(un, "start"), p->lang, d));
+	} else {
+		fprintf(p->out, "%s\n", M("impact.nounavail"));
+	}
+	json_t *ds = json_object_get(imp, "dropped_streams");
+	if (json_is_integer(ds))
+		fprintf(p->out, "- **%s:** %lld\n", M("impact.streams"), (long long)json_integer_value(ds));
+	else
+		fprintf(p->out, "- **%s:** %s\n", M("impact.streams"), M("unknown"));
+	int64_t b = phase_t(p, "outage_begins"), e = phase_t(p, "outage_ends");
+	if (b != IQ_TIME_NONE && e != IQ_TIME_NONE) {
+		char d[IQ_DUR_BUF];
+		fprintf(p->out, "- **%s:** %s\n", M("impact.outage"), iq_fmt_dur(e - b, p->lang, d));
+	}
+	json_t *cas = json_object_get(pat, "cascade");
+	if (json_is_object(cas))
+		fprintf(p->out, "- **%s:** %lld / %lld\n", M("impact.pods"), num(cas, "pods_affected"),
+			num(cas, "nodes_affected"));
+	json_t *sg = json_object_get(pat, "lb_5xx_surge");
+	if (json_is_object(sg)) {
+		fprintf(p->out, "- **%s:** ", M("impact.surge"));
+		fprintf(p->out, M("impact.surgefmt"), E(str(sg, "start")), E(str(sg, "end")),
+			num(sg, "peak_per_minute"), num(sg, "count_502"), num(sg, "count_503"),
+			num(sg, "count_504"));
+		fputs("\n", p->out);
+	}
+	fputs("\n", p->out);
+}
+
+static const char *const phases[] = {"outage_begins", "detected", "mitigated", "outage_ends"};
+
+static void basis(struct pm *p, const char *b)
+{
+	const char *t = strcmp(p->lang, "en") == 0 ? NULL : iq_basis_tr(b);
+	put(p, t ? t : b, 300);
+}
+
+static void section_detection(struct pm *p)
+{
+	json_t *ph = json_object_get(p->pat, "phases");
+	fprintf(p->out, "## %s\n\n", M("h.detection"));
+	if (!json_is_object(ph)) {
+		fprintf(p->out, "%s\n\n", M("det.none"));
+	} else {
+		fprintf(p->out, "| %s | %s | %s | %s |\n| --- | --- | --- | --- |\n", M("col.phase"),
+			M("col.time"), M("col.basis"), M("col.evidence"));
+		for (size_t i = 0; i < IQ_ARRAY_LEN(phases); i++) {
+			json_t *x = json_object_get(ph, phases[i]);
+			char key[64];
+			snprintf(key, sizeof key, "phase.%s", phases[i]);
+			fprintf(p->out, "| **%s** | ", M(key));
+			time_or_dash(p, str(x, "time"));
+			fputs(" | ", p->out);
+			if (json_is_object(x))
+				basis(p, str(x, "basis"));
+			else
+				fputs(M("det.notfound"), p->out);
+			fputs(" | ", p->out);
+			refs(p, json_object_get(x, "evidence"), 2);
+			fputs(" |\n", p->out);
+		}
+		fputs("\n", p->out);
+		int64_t b = phase_t(p, "outage_begins"), d = phase_t(p, "detected"),
+			m = phase_t(p, "mitigated"), e = phase_t(p, "outage_ends");
+		char x[IQ_DUR_BUF];
+		if (b != IQ_TIME_NONE && d != IQ_TIME_NONE)
+			fprintf(p->out, "- **%s:** %s\n", M("det.ttd"), iq_fmt_dur(d - b, p->lang, x));
+		if (b != IQ_TIME_NONE && m != IQ_TIME_NONE)
+			fprintf(p->out, "- **%s:** %s\n", M("det.ttm"), iq_fmt_dur(m - b, p->lang, x));
+		if (b != IQ_TIME_NONE && e != IQ_TIME_NONE)
+			fprintf(p->out, "- **%s:** %s\n", M("det.dur"), iq_fmt_dur(e - b, p->lang, x));
+		fputs("\n", p->out);
+	}
+	fprintf(p->out, "> ✍ **%s** %s\n\n", M("prompt.team"), M("prompt.detection"));
+}
+
+static json_t *oom_of(struct pm *p, const char *pod, const char *time)
+{
+	size_t i;
+	json_t *o;
+	json_array_foreach(json_object_get(p->pat, "oom_events"), i, o)
+		if (strcmp(str(o, "pod"), pod) == 0 && strcmp(str(o, "time"), time) == 0)
+			return o;
+	return NULL;
+}
+
+static void section_root_cause(struct pm *p)
+{
+	json_t *pat = p->pat;
+	fprintf(p->out, "## %s\n\n", M("h.root"));
+	json_t *ooms = json_object_get(pat, "oom_events");
+	json_t *o = json_array_get(ooms, 0);
+	if (o) {
+		fprintf(p->out, "**%s** ", M("root.cause"));
+		fprintf(p->out, M("root.first"), E(str(o, "pod")), E(str(o, "node")), E(str(o, "time")));
+		char a[64], b[64], c[64];
+		fputs(" ", p->out);
+		fprintf(p->out, M("root.sizes"), gib_str(p, json_object_get(o, "tried_bytes"), a, sizeof a),
+			gib_str(p, json_object_get(o, "free_bytes"), b, sizeof b),
+			gib_str(p, json_object_get(o, "capacity_bytes"), c, sizeof c));
+		fputs("\n\n", p->out);
+		quote_line(p, json_array_get(json_object_get(o, "evidence"), 0), "");
+		fputs("\n", p->out);
+	} else {
+		fprintf(p->out, "%s\n\n", M("root.nooom"));
+	}
+	json_t *q = find_id(json_object_get(pat, "questions"), "max-batch-and-seq");
+	if (q) {
+		fprintf(p->out, "**%s** ", M("root.trigger"));
+		struct iq_buf b;
+		iq_buf_init(&b);
+		if (strcmp(p->lang, "en") != 0 &&
+		    iq_question_answer_tr(&b, "max-batch-and-seq", json_object_get(q, "data")))
+			put(p, b.p, 600);
+		else
+			put(p, str(q, "answer"), 600);
+		iq_buf_release(&b);
+		fputs(" ", p->out);
+		refs(p, json_object_get(q, "evidence"), 2);
+		fputs("\n\n", p->out);
+	}
+	json_t *order = json_object_get(json_object_get(pat, "cascade"), "failure_order");
+	if (json_array_size(order)) {
+		fprintf(p->out, "### %s\n\n| # | %s | %s | %s | %s | %s |\n| ---: | --- | --- | --- | ---: | --- |\n",
+			M("root.order"), M("col.pod"), M("col.node"), M("col.oomtime"), M("col.tried"),
+			M("col.evidence"));
+		size_t i;
+		json_t *f;
+		json_array_foreach(order, i, f) {
+			json_t *ev = oom_of(p, str(f, "pod"), str(f, "time"));
+			fprintf(p->out, "| %zu | ", i + 1);
+			put(p, str(f, "pod"), 64);
+			fputs(" | ", p->out);
+			put(p, str(f, "node"), 64);
+			fprintf(p->out, " | %s | ", str(f, "time"));
+			if (ev)
+				gib(p, json_object_get(ev, "tried_bytes"));
+			else
+				fputs("–", p->out);
+			fputs(" | ", p->out);
+			refs(p, ev ? json_object_get(ev, "evidence") : NULL, 1);
+			fputs(" |\n", p->out);
+		}
+		fputs("\n", p->out);
+	}
+	json_t *ls = json_object_get(json_object_get(pat, "cascade"), "load_shift");
+	if (json_array_size(ls)) {
+		fprintf(p->out, "%s\n\n", M("root.shift"));
+		size_t i;
+		json_t *x;
+		json_array_foreach(ls, i, x) {
+			fputs("- ", p->out);
+			fprintf(p->out, M("root.shiftfmt"), E(str(x, "after_pod")), E(str(x, "survivor")),
+				json_number_value(json_object_get(x, "share_before")) * 100,
+				json_number_value(json_object_get(x, "share_after")) * 100);
+			fputs("\n", p->out);
+		}
+		fputs("\n", p->out);
+	}
+	/* signals */
+	fprintf(p->out, "### %s\n\n| %s | %s | %s | %s | %s | %s |\n| --- | --- | ---: | --- | --- | --- |\n",
+		M("root.signals"), M("col.signal"), M("col.found"), M("col.count"), M("col.first"),
+		M("col.last"), M("col.evidence"));
 	size_t i;
 	json_t *s;
 	json_array_foreach(json_object_get(pat, "signals"), i, s) {
-		fprintf(out, "| `%s` | %s | %lld | %s | %s | ", str(s, "id"),
-			json_is_true(json_object_get(s, "present")) ? "yes" : "no",
-			(long long)json_integer_value(json_object_get(s, "count")),
-			*str(s, "first") ? str(s, "first") : "–", *str(s, "last") ? str(s, "last") : "–");
-		json_t *e = json_array_get(json_object_get(s, "evidence"), 0);
-		if (e)
-			evidence_ref(out, e);
-		else
-			fputs("–", out);
-		fputs(" |\n", out);
+		const char *t = title_of(p, str(s, "id"));
+		fprintf(p->out, "| `%s`", str(s, "id"));
+		if (*t) {
+			fputs(" ", p->out);
+			put(p, t, 120);
+		}
+		fprintf(p->out, " | %s | %lld | ", M(json_is_true(json_object_get(s, "present")) ? "yes" : "no"),
+			num(s, "count"));
+		time_or_dash(p, str(s, "first"));
+		fputs(" | ", p->out);
+		time_or_dash(p, str(s, "last"));
+		fputs(" | ", p->out);
+		refs(p, json_object_get(s, "evidence"), 2);
+		fputs(" |\n", p->out);
 	}
-	fputc('\n', out);
-	json_t *ooms = json_object_get(pat, "oom_events");
+	fputs("\n", p->out);
 	if (json_array_size(ooms)) {
-		fprintf(out, "### CUDA out-of-memory events\n\n| time (UTC) | node | pod | tried | free | "
-			     "capacity | evidence |\n| --- | --- | --- | ---: | ---: | ---: | --- |\n");
-		json_t *o;
+		fprintf(p->out, "### %s\n\n| %s | %s | %s | %s | %s | %s | %s |\n"
+				"| --- | --- | --- | ---: | ---: | ---: | --- |\n",
+			M("root.ooms"), M("col.time"), M("col.node"), M("col.pod"), M("col.tried"),
+			M("col.free"), M("col.capacity"), M("col.evidence"));
 		json_array_foreach(ooms, i, o) {
-			fprintf(out, "| %s | ", *str(o, "time") ? str(o, "time") : "unknown");
-			md_cell(out, *str(o, "node") ? str(o, "node") : "?", 64);
-			fputs(" | ", out);
-			md_cell(out, *str(o, "pod") ? str(o, "pod") : "?", 64);
+			fprintf(p->out, "| %s | ", *str(o, "time") ? str(o, "time") : M("unknown"));
+			put(p, str(o, "node"), 64);
+			fputs(" | ", p->out);
+			put(p, str(o, "pod"), 64);
 			const char *keys[] = {"tried_bytes", "free_bytes", "capacity_bytes"};
 			for (int k = 0; k < 3; k++) {
-				json_t *v = json_object_get(o, keys[k]);
-				if (json_is_integer(v))
-					fprintf(out, " | %.2f GiB", (double)json_integer_value(v) / 1073741824.0);
-				else
-					fputs(" | –", out);
+				fputs(" | ", p->out);
+				gib(p, json_object_get(o, keys[k]));
 			}
-			fputs(" | ", out);
-			evidence_ref(out, json_array_get(json_object_get(o, "evidence"), 0));
-			fputs(" |\n", out);
+			fputs(" | ", p->out);
+			refs(p, json_object_get(o, "evidence"), 1);
+			fputs(" |\n", p->out);
 		}
-		fputc('\n', out);
+		fputs("\n", p->out);
+	}
+	json_t *saw = json_object_get(pat, "sawtooth");
+	if (json_array_size(saw)) {
+		fprintf(p->out, "### %s\n\n", M("root.saw"));
+		json_array_foreach(saw, i, s) {
+			fputs("- ", p->out);
+			put(p, str(s, "node"), 64);
+			fputs(" `", p->out);
+			put(p, str(s, "gpu"), 64);
+			fputs("`: ", p->out);
+			fprintf(p->out, M("root.sawfmt"), num(s, "cycles"),
+				json_number_value(json_object_get(s, "peak_ratio")) * 100,
+				json_array_size(json_object_get(s, "deaths")));
+			fputs(" ", p->out);
+			refs(p, json_object_get(s, "evidence"), 2);
+			fputs("\n", p->out);
+		}
+		fputs("\n", p->out);
+	}
+	json_t *sg = json_object_get(pat, "lb_5xx_surge");
+	if (json_is_object(sg)) {
+		fprintf(p->out, "### %s\n\n", M("root.surge"));
+		fprintf(p->out, M("impact.surgefmt"), E(str(sg, "start")), E(str(sg, "end")),
+			num(sg, "peak_per_minute"), num(sg, "count_502"), num(sg, "count_503"),
+			num(sg, "count_504"));
+		fputs(" ", p->out);
+		refs(p, json_object_get(sg, "evidence"), 2);
+		fputs("\n\n", p->out);
+		json_t *up = json_object_get(sg, "per_upstream");
+		if (json_array_size(up)) {
+			fprintf(p->out, "| %s | %s | %s |\n| --- | ---: | ---: |\n", M("col.upstream"),
+				M("col.attempts"), M("col.failed"));
+			json_array_foreach(up, i, s) {
+				fputs("| ", p->out);
+				put(p, str(s, "upstream"), 80);
+				fprintf(p->out, " | %lld | %lld |\n", num(s, "attempts"), num(s, "failed"));
+			}
+			fputs("\n", p->out);
+		}
+	}
+	json_t *cl = json_object_get(pat, "crash_loops");
+	if (json_array_size(cl)) {
+		fprintf(p->out, "### %s\n\n", M("root.crash"));
+		json_array_foreach(cl, i, s) {
+			fputs("- ", p->out);
+			put(p, str(s, "pod"), 64);
+			fputs(": ", p->out);
+			fprintf(p->out, M("root.crashfmt"), num(s, "restarts"), num(s, "backoff_events"));
+			fputs(" ", p->out);
+			refs(p, json_object_get(s, "evidence"), 2);
+			fputs("\n", p->out);
+		}
+		fputs("\n", p->out);
 	}
 }
 
-static void section_timeline(FILE *out, json_t *doc)
+static void condition_list(struct pm *p, int want_true, int want_null, const char *head)
 {
-	json_t *tl = json_object_get(doc, "timeline");
-	fprintf(out, "## Timeline\n\nRecords that matched a signal, merged across sources, in UTC.\n\n");
-	if (!json_array_size(tl)) {
-		fputs("_No record matched a signal._\n\n", out);
+	size_t i, k = 0;
+	json_t *c;
+	json_array_foreach(json_object_get(p->pat, "conditions"), i, c) {
+		json_t *pr = json_object_get(c, "present");
+		int is_null = !json_is_boolean(pr);
+		if (want_null ? !is_null : (is_null || json_is_true(pr) != want_true))
+			continue;
+		if (!k++)
+			fprintf(p->out, "**%s**\n\n", M(head));
+		const char *t = title_of(p, str(c, "id"));
+		fputs("- ", p->out);
+		if (*t) {
+			fputs("**", p->out);
+			put(p, t, 160);
+			fputs("** ", p->out);
+		}
+		fprintf(p->out, "(`%s`): ", str(c, "id"));
+		put(p, str(c, "detail"), 400);
+		if (json_array_size(json_object_get(c, "evidence"))) {
+			fputs(" ", p->out);
+			refs(p, json_object_get(c, "evidence"), 2);
+		}
+		fputs("\n", p->out);
+	}
+	if (k)
+		fputs("\n", p->out);
+}
+
+static void section_conditions(struct pm *p)
+{
+	fprintf(p->out, "## %s\n\n", M("h.conditions"));
+	if (!json_array_size(json_object_get(p->pat, "conditions"))) {
+		fprintf(p->out, "%s\n\n", M("cond.none"));
 		return;
 	}
-	fputs("| time (UTC) | node | pod | signals | evidence | text |\n| --- | --- | --- | --- | --- | --- |\n", out);
-	size_t i;
-	json_t *e;
-	json_array_foreach(tl, i, e) {
-		fprintf(out, "| %s | ", *str(e, "time") ? str(e, "time") : "unknown");
-		md_cell(out, str(e, "node"), 64);
-		fputs(" | ", out);
-		md_cell(out, str(e, "pod"), 64);
-		fputs(" | ", out);
-		size_t j;
-		json_t *t;
-		json_array_foreach(json_object_get(e, "tags"), j, t)
-			fprintf(out, "%s`%s`", j ? ", " : "", json_string_value(t));
-		fputs(" | ", out);
-		evidence_ref(out, e);
-		fputs(" | ", out);
-		md_cell(out, str(e, "text"), 200);
-		fputs(" |\n", out);
-	}
-	if (json_array_size(tl) >= IQ_MAX_TIMELINE)
-		fprintf(out, "\n_Only the first %d rows are shown; `inquest query` the `timeline` view for all._\n",
-			IQ_MAX_TIMELINE);
-	fputc('\n', out);
+	condition_list(p, 1, 0, "cond.found");
+	condition_list(p, 0, 0, "cond.notfound");
+	condition_list(p, 0, 1, "cond.unknown");
 }
 
-static void section_coverage(FILE *out, json_t *doc, struct iq_store *s)
+static void section_boundaries(struct pm *p)
 {
-	json_t *b = json_object_get(doc, "bundle");
-	fprintf(out, "## Coverage\n\n%lld files, %lld bytes, %lld records; %lld lines skipped.\n\n",
-		(long long)json_integer_value(json_object_get(b, "files")),
-		(long long)json_integer_value(json_object_get(b, "bytes")),
-		(long long)json_integer_value(json_object_get(b, "records")),
-		(long long)json_integer_value(json_object_get(b, "unparsed_lines")));
+	fprintf(p->out, "## %s\n\n", M("h.not"));
+	json_t *bs = json_object_get(p->pat, "boundaries");
+	if (!json_array_size(bs)) {
+		fprintf(p->out, "%s\n\n", M("not.none"));
+		return;
+	}
+	size_t i;
+	json_t *b;
+	json_array_foreach(bs, i, b) {
+		const char *id = str(b, "id");
+		const char *t = title_of(p, id);
+		int present = json_is_true(json_object_get(b, "present"));
+		fprintf(p->out, "- **`%s`**", id);
+		if (*t) {
+			fputs(" ", p->out);
+			put(p, t, 160);
+		}
+		fputs(": ", p->out);
+		json_t *att = json_object_get(b, "attributed_to");
+		int worker = 0;
+		size_t j;
+		json_t *a;
+		json_array_foreach(att, j, a)
+			worker |= json_is_true(json_object_get(a, "serving_worker"));
+		if (strcmp(id, "host-oom") == 0 && present && !worker) {
+			fprintf(p->out, "**%s** — ", M("not.out"));
+			fprintf(p->out, M("not.hostoom.other"), num(b, "count"));
+			json_array_foreach(att, j, a) {
+				fputs(j ? ", " : " ", p->out);
+				put(p, *str(a, "process") ? str(a, "process") : str(a, "pod"), 64);
+				fputs(" (", p->out);
+				put(p, str(a, "node"), 64);
+				fprintf(p->out, ", %s)", str(a, "time"));
+			}
+			fputs(".", p->out);
+		} else if (strcmp(id, "ingress-flood") == 0 && !present &&
+			   json_object_get(b, "top_client_share")) {
+			fprintf(p->out, "**%s** — ", M("not.out"));
+			fprintf(p->out, M("not.flood.no"),
+				json_number_value(json_object_get(b, "top_client_share")) * 100,
+				json_number_value(json_object_get(b, "requests_per_s")));
+		} else if (present) {
+			fprintf(p->out, "**%s** — ", M("not.in"));
+			fprintf(p->out, M("not.seen"), num(b, "count"));
+			const struct iq_signal *sg = p->pack ? iq_pack_find_signal(p->pack, id) : NULL;
+			const char *inst = sg ? iq_signal_text(sg, "instead", p->lang) : "";
+			if (*inst) {
+				fprintf(p->out, " %s ", M("not.instead"));
+				put(p, inst, 300);
+				fputs(".", p->out);
+			}
+		} else {
+			fprintf(p->out, "**%s** — %s", M("not.out"), M("not.unseen"));
+		}
+		if (json_array_size(json_object_get(b, "evidence"))) {
+			fputs(" ", p->out);
+			refs(p, json_object_get(b, "evidence"), 2);
+		}
+		fputs("\n", p->out);
+	}
+	fputs("\n", p->out);
+}
+
+/* ---- timeline ---- */
+
+struct trow {
+	int64_t t;
+	int prio;             /* order among rows of the same time */
+	size_t seq;
+	const char *mark;     /* catalogue text, or NULL */
+	char tag[48];
+	char *node, *pod, *what, *file;
+	long long line;
+};
+
+struct rows {
+	struct trow *r;
+	size_t n, cap;
+};
+
+static struct trow *row_add(struct rows *rs, int64_t t, int prio)
+{
+	if (rs->n == rs->cap) {
+		rs->cap = rs->cap ? rs->cap * 2 : 64;
+		rs->r = iq_xrealloc(rs->r, rs->cap * sizeof *rs->r);
+	}
+	struct trow *r = &rs->r[rs->n];
+	memset(r, 0, sizeof *r);
+	r->t = t;
+	r->prio = prio;
+	r->seq = rs->n++;
+	return r;
+}
+
+static char *dup_or_empty(const char *s)
+{
+	return iq_xstrdup(s ? s : "");
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct trow *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->prio != y->prio)
+		return x->prio < y->prio ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void row_ev(struct trow *r, json_t *e)
+{
+	r->file = dup_or_empty(str(e, "file"));
+	r->line = num(e, "line");
+}
+
+#define TL_DB_ROWS 400
+#define TL_SHOWN 250
+#define TL_QUIET_NS (5 * 60 * IQ_NS_PER_SEC)
+
+static void tl_from_db(struct pm *p, struct rows *rs)
+{
+	/* the pattern's own signals and boundaries: what the story is made of */
+	json_t *ids = json_array();
+	const char *secs[] = {"signals", "boundaries"};
+	for (int k = 0; k < 2; k++) {
+		size_t i;
+		json_t *s;
+		json_array_foreach(json_object_get(p->pat, secs[k]), i, s)
+			json_array_append_new(ids, json_string(str(s, "id")));
+	}
+	char *idtxt = json_dumps(ids, JSON_COMPACT);
+	json_decref(ids);
+	char sql[1024];
+	snprintf(sql, sizeof sql,
+		 "SELECT r.ts, r.node, r.pod, (SELECT min(m.signal) FROM signal_matches m"
+		 " WHERE m.record_id = r.id AND m.pack = ?1 AND m.signal IN (SELECT value FROM json_each(?2))),"
+		 " f.path, r.line, substr(r.text, 1, 600)"
+		 " FROM records r JOIN files f ON f.id = r.file_id"
+		 " WHERE r.ts IS NOT NULL AND r.id IN (SELECT record_id FROM signal_matches"
+		 " WHERE pack = ?1 AND signal IN (SELECT value FROM json_each(?2)))"
+		 " ORDER BY r.ts, f.path, r.line LIMIT %d", TL_DB_ROWS);
 	sqlite3_stmt *q;
-	fputs("| format | files | lines read | parsed | skipped | records |\n| --- | ---: | ---: | ---: | ---: | ---: |\n", out);
-	if (sqlite3_prepare_v2(iq_store_db(s),
-			       "SELECT coalesce(format, '(' || status || ')'), count(*), sum(lines_read),"
-			       " sum(lines_parsed), sum(lines_skipped), sum(records) FROM files"
-			       " GROUP BY 1 ORDER BY 1", -1, &q, NULL) == SQLITE_OK) {
-		while (sqlite3_step(q) == SQLITE_ROW)
-			fprintf(out, "| %s | %lld | %lld | %lld | %lld | %lld |\n", sqlite3_column_text(q, 0),
-				sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2),
-				sqlite3_column_int64(q, 3), sqlite3_column_int64(q, 4),
-				sqlite3_column_int64(q, 5));
+	if (sqlite3_prepare_v2(iq_store_db(p->s), sql, -1, &q, NULL) != SQLITE_OK) {
+		free(idtxt);
+		return;
+	}
+	sqlite3_bind_text(q, 1, str(p->pat, "id"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, idtxt, -1, SQLITE_STATIC);
+	int first_oom = 1;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		const char *node = (const char *)sqlite3_column_text(q, 1);
+		const char *tag = (const char *)sqlite3_column_text(q, 3);
+		struct trow *r = row_add(rs, sqlite3_column_int64(q, 0) - iq_skew_ns(p->doc, node), 2);
+		r->node = dup_or_empty(node);
+		r->pod = dup_or_empty((const char *)sqlite3_column_text(q, 2));
+		snprintf(r->tag, sizeof r->tag, "%s", tag ? tag : "");
+		r->file = dup_or_empty((const char *)sqlite3_column_text(q, 4));
+		r->line = sqlite3_column_int64(q, 5);
+		r->what = dup_or_empty((const char *)sqlite3_column_text(q, 6));
+		if (tag && strcmp(tag, "cuda-oom") == 0) {
+			r->mark = M(first_oom ? "tl.firstoom" : "tl.death");
+			first_oom = 0;
+		} else if (tag && strcmp(tag, "host-oom") == 0) {
+			r->mark = M("tl.hostkill");
+		}
+	}
+	sqlite3_finalize(q);
+	free(idtxt);
+}
+
+static void tl_from_findings(struct pm *p, struct rows *rs)
+{
+	json_t *ph = json_object_get(p->pat, "phases");
+	for (size_t i = 0; i < IQ_ARRAY_LEN(phases); i++) {
+		json_t *x = json_object_get(ph, phases[i]);
+		int64_t t = iq_json_time(x, "time");
+		if (t == IQ_TIME_NONE)
+			continue;
+		char key[64];
+		snprintf(key, sizeof key, "tl.%s", phases[i]);
+		struct trow *r = row_add(rs, t, i == 3 ? 3 : 0);
+		r->mark = M(key);
+		const char *b = str(x, "basis");
+		const char *tb = strcmp(p->lang, "en") == 0 ? NULL : iq_basis_tr(b);
+		r->what = iq_xstrdup(tb ? tb : b);
+		json_t *e = json_array_get(json_object_get(x, "evidence"), 0);
+		r->node = iq_xstrdup("");
+		r->pod = iq_xstrdup("");
+		if (e)
+			row_ev(r, e);
+	}
+	json_t *sg = json_object_get(p->pat, "lb_5xx_surge");
+	if (json_is_object(sg)) {
+		json_t *ev = json_object_get(sg, "evidence");
+		for (int k = 0; k < 2; k++) {
+			int64_t t = iq_json_time(sg, k ? "end" : "start");
+			if (t == IQ_TIME_NONE)
+				continue;
+			struct trow *r = row_add(rs, t, 1);
+			r->mark = M(k ? "tl.surgeend" : "tl.surgestart");
+			char b[160];
+			snprintf(b, sizeof b, M("tl.surgefmt"), num(sg, "peak_per_minute"));
+			r->what = iq_xstrdup(b);
+			r->node = iq_xstrdup("");
+			r->pod = iq_xstrdup("");
+			json_t *e = json_array_get(ev, k ? json_array_size(ev) - 1 : 0);
+			if (e)
+				row_ev(r, e);
+		}
+	}
+	size_t i;
+	json_t *x;
+	json_array_foreach(json_object_get(p->pat, "recovery"), i, x) {
+		int64_t t = iq_json_time(x, "ready");
+		if (t == IQ_TIME_NONE)
+			continue;
+		struct trow *r = row_add(rs, t, 1);
+		r->mark = M("tl.ready");
+		char b[160];
+		snprintf(b, sizeof b, M("tl.readyfmt"), num(x, "restart"),
+			 json_number_value(json_object_get(x, "restart_to_ready_s")));
+		r->what = iq_xstrdup(b);
+		r->node = dup_or_empty(str(x, "node"));
+		r->pod = dup_or_empty(str(x, "pod"));
+		json_t *e = json_array_get(json_object_get(x, "evidence"), 0);
+		if (e)
+			row_ev(r, e);
+	}
+}
+
+static void tl_print(struct pm *p, const struct trow *r, int from_log)
+{
+	char tb[IQ_TIME_BUF];
+	fprintf(p->out, "| %s | ", iq_time_fmt_ms(r->t, tb));
+	if (*r->node)
+		put(p, r->node, 64);
+	fputs(" | ", p->out);
+	if (*r->pod)
+		put(p, r->pod, 64);
+	fputs(" | ", p->out);
+	if (r->mark)
+		fprintf(p->out, "**%s** ", r->mark);
+	if (*r->tag)
+		fprintf(p->out, "`%s` ", r->tag);
+	put(p, r->what ? r->what : "", from_log ? 160 : 300);
+	fputs(" | ", p->out);
+	if (r->file && *r->file)
+		iq_md_ref(p->out, r->file, r->line);
+	else
+		fputs("–", p->out);
+	fputs(" |\n", p->out);
+}
+
+static void section_timeline(struct pm *p)
+{
+	fprintf(p->out, "## %s\n\n", M("h.timeline"));
+	struct rows rs = {0};
+	tl_from_db(p, &rs);
+	tl_from_findings(p, &rs);
+	if (!rs.n) {
+		fprintf(p->out, "%s\n\n", M("tl.none"));
+		return;
+	}
+	qsort(rs.r, rs.n, sizeof *rs.r, row_cmp);
+	fputs(M("tl.intro"), p->out);
+	if (json_array_size(json_object_get(p->doc, "clock_skew")))
+		fprintf(p->out, " %s", M("tl.skew"));
+	fprintf(p->out, "\n\n| %s | %s | %s | %s | %s |\n| --- | --- | --- | --- | --- |\n",
+		M("col.time"), M("col.node"), M("col.pod"), M("col.event"), M("col.evidence"));
+	size_t shown = 0, folded = 0;
+	int64_t last_t = IQ_TIME_NONE;
+	const struct trow *fold_of = NULL;
+	for (size_t i = 0; i < rs.n && shown < TL_SHOWN; i++) {
+		const struct trow *r = &rs.r[i];
+		/* a run of the same unmarked signal on the same pod: show two, fold the rest */
+		int same = i >= 2 && !r->mark && *r->tag && !rs.r[i - 1].mark && !rs.r[i - 2].mark &&
+			   strcmp(r->tag, rs.r[i - 1].tag) == 0 && strcmp(r->tag, rs.r[i - 2].tag) == 0 &&
+			   strcmp(r->pod, rs.r[i - 1].pod) == 0 && strcmp(r->pod, rs.r[i - 2].pod) == 0 &&
+			   strcmp(r->node, rs.r[i - 1].node) == 0 && strcmp(r->node, rs.r[i - 2].node) == 0;
+		if (same) {
+			folded++;
+			fold_of = r;
+			last_t = r->t;
+			continue;
+		}
+		if (folded) {
+			char tb[IQ_TIME_BUF];
+			fprintf(p->out, "| … | | | _");
+			fprintf(p->out, M("tl.folded"), folded, E(fold_of->tag), iq_time_fmt_ms(fold_of->t, tb));
+			fputs("_ | |\n", p->out);
+			folded = 0;
+		}
+		if (last_t != IQ_TIME_NONE && r->t - last_t >= TL_QUIET_NS) {
+			char d[IQ_DUR_BUF];
+			fprintf(p->out, "| … | | | _");
+			fprintf(p->out, M("tl.quiet"), iq_fmt_dur(r->t - last_t, p->lang, d));
+			fputs("_ | |\n", p->out);
+		}
+		tl_print(p, r, *r->tag != 0);
+		last_t = r->t;
+		shown++;
+	}
+	if (folded) {
+		char tb[IQ_TIME_BUF];
+		fprintf(p->out, "| … | | | _");
+		fprintf(p->out, M("tl.folded"), folded, E(fold_of->tag), iq_time_fmt_ms(fold_of->t, tb));
+		fputs("_ | |\n", p->out);
+	}
+	fputs("\n", p->out);
+	if (shown >= TL_SHOWN || rs.n >= TL_DB_ROWS)
+		fprintf(p->out, "%s\n\n", M("tl.more"));
+	for (size_t i = 0; i < rs.n; i++) {
+		free(rs.r[i].node);
+		free(rs.r[i].pod);
+		free(rs.r[i].what);
+		free(rs.r[i].file);
+	}
+	free(rs.r);
+}
+
+/* ---- questions ---- */
+
+static void section_questions(struct pm *p)
+{
+	fprintf(p->out, "## %s\n\n", M("h.questions"));
+	json_t *qs = json_object_get(p->pat, "questions");
+	if (!json_array_size(qs)) {
+		fprintf(p->out, "%s\n\n", M("q.none"));
+		return;
+	}
+	size_t i;
+	json_t *q;
+	json_array_foreach(qs, i, q) {
+		json_t *it = pack_item(p, "questions", str(q, "id"));
+		const char *text = it ? iq_item_text(it, "question", p->lang) : "";
+		fprintf(p->out, "### %zu. ", i + 1);
+		put(p, *text ? text : str(q, "question"), 300);
+		fprintf(p->out, "\n\n`%s` — ", str(q, "id"));
+		struct iq_buf b;
+		iq_buf_init(&b);
+		if (strcmp(p->lang, "en") != 0 &&
+		    iq_question_answer_tr(&b, str(q, "id"), json_object_get(q, "data")))
+			put(p, b.p, 800);
+		else
+			put(p, str(q, "answer"), 800);
+		iq_buf_release(&b);
+		fputs("\n\n", p->out);
+		json_t *ev = json_object_get(q, "evidence");
+		size_t j;
+		json_t *e;
+		json_array_foreach(ev, j, e) {
+			if (j == 3)
+				break;
+			if (j)
+				fputs(">\n", p->out);
+			quote_line(p, e, "");
+		}
+		if (json_array_size(ev))
+			fputs("\n", p->out);
+	}
+}
+
+/* ---- guidance and action items ---- */
+
+/* Does the finding id call for guidance? *kind names what it is. */
+static int calls_for(struct pm *p, const char *id, const char **kind)
+{
+	json_t *x;
+	if ((x = find_id(json_object_get(p->pat, "signals"), id))) {
+		*kind = "kind.signal";
+		return json_is_true(json_object_get(x, "present"));
+	}
+	if ((x = find_id(json_object_get(p->pat, "conditions"), id))) {
+		*kind = "kind.condition";
+		return json_is_true(json_object_get(x, "present"));
+	}
+	if ((x = find_id(json_object_get(p->pat, "boundaries"), id))) {
+		*kind = "kind.boundary";
+		return json_is_true(json_object_get(x, "present"));
+	}
+	if ((x = find_id(json_object_get(p->pat, "questions"), id))) {
+		/* a question calls for it when its answer shows a gap */
+		json_t *d = json_object_get(x, "data");
+		*kind = "kind.question";
+		if (strcmp(id, "batching-ceilings") == 0)
+			return json_is_false(json_object_get(d, "batch_cap_present")) ||
+			       json_is_false(json_object_get(d, "queue_delay_cap_present"));
+		if (strcmp(id, "paged-attention") == 0)
+			return json_is_false(json_object_get(d, "enabled"));
+		if (strcmp(id, "recovery") == 0)
+			return json_is_true(json_object_get(d, "thundering_herd"));
+		if (strcmp(id, "max-batch-and-seq") == 0)
+			return json_is_number(json_object_get(d, "max_batch_size")) ||
+			       json_is_number(json_object_get(d, "max_seq_len"));
+		if (strcmp(id, "failure-order") == 0)
+			return json_array_size(json_object_get(d, "pods")) >= 2;
+		if (strcmp(id, "impact") == 0)
+			return json_integer_value(json_object_get(d, "failed_requests")) > 0;
+		return 0;
+	}
+	return 0;
+}
+
+struct guide_item {
+	const char *id, *phase, *text;
+	const char *for_ids[16];
+	size_t nfor;
+};
+
+/* The guidance items of the pack, or the built-in table when it has none. */
+static size_t guide_items(struct pm *p, struct guide_item *out, size_t max)
+{
+	size_t n = 0;
+	size_t np = p->pack ? iq_pack_item_count(p->pack, "guidance") : 0;
+	for (size_t i = 0; i < np && n < max; i++) {
+		json_t *it = iq_pack_item(p->pack, "guidance", i);
+		struct guide_item *g = &out[n];
+		memset(g, 0, sizeof *g);
+		g->id = iq_item_str(it, "id");
+		g->phase = iq_item_str(it, "phase");
+		g->text = iq_item_text(it, "text", p->lang);
+		size_t j;
+		json_t *f;
+		json_array_foreach(json_object_get(it, "for"), j, f)
+			if (g->nfor < IQ_ARRAY_LEN(g->for_ids) && json_is_string(f))
+				g->for_ids[g->nfor++] = json_string_value(f);
+		if (*g->text)
+			n++;
+	}
+	if (np)
+		return n;
+	for (size_t i = 0; i < iq_guide_count() && n < max; i++) {
+		const struct iq_guide *b = iq_guide_at(i);
+		struct guide_item *g = &out[n++];
+		memset(g, 0, sizeof *g);
+		g->id = b->id;
+		g->phase = b->phase;
+		g->text = strcmp(p->lang, "tr") == 0 ? b->tr : b->en;
+		for (size_t j = 0; b->for_ids[j] && j < IQ_ARRAY_LEN(b->for_ids); j++)
+			g->for_ids[g->nfor++] = b->for_ids[j];
+	}
+	return n;
+}
+
+static int guide_called(struct pm *p, const struct guide_item *g)
+{
+	const char *kind;
+	for (size_t j = 0; j < g->nfor; j++)
+		if (calls_for(p, g->for_ids[j], &kind))
+			return 1;
+	return 0;
+}
+
+static int pattern_found(struct pm *p)
+{
+	const char *v = str(p->pat, "verdict");
+	return strcmp(v, "confirmed") == 0 || strcmp(v, "oom_no_cascade") == 0 ||
+	       strcmp(v, "inconclusive") == 0;
+}
+
+#define GUIDE_MAX 64
+static const char *const guide_phases[] = {"containment", "remediation", "prevention"};
+
+static void section_guidance(struct pm *p)
+{
+	fprintf(p->out, "## %s\n\n", M("h.guidance"));
+	if (!pattern_found(p)) {
+		fprintf(p->out, "%s\n\n", M("g.notfound"));
+		return;
+	}
+	struct guide_item *items = iq_xcalloc(GUIDE_MAX, sizeof *items);
+	size_t n = guide_items(p, items, GUIDE_MAX);
+	fprintf(p->out, "%s\n\n", M("g.intro"));
+	for (size_t ph = 0; ph < IQ_ARRAY_LEN(guide_phases); ph++) {
+		char key[64];
+		snprintf(key, sizeof key, "g.%s", guide_phases[ph]);
+		fprintf(p->out, "### %s\n\n", M(key));
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			struct guide_item *g = &items[i];
+			if (strcmp(g->phase, guide_phases[ph]) != 0 || !guide_called(p, g))
+				continue;
+			k++;
+			fputs("- ", p->out);
+			put(p, g->text, 600);
+			fprintf(p->out, " — _%s_", M("g.calledby"));
+			int c = 0;
+			for (size_t j = 0; j < g->nfor; j++) {
+				const char *kind;
+				if (!calls_for(p, g->for_ids[j], &kind))
+					continue;
+				fprintf(p->out, "%s`", c++ ? ", " : " ");
+				put(p, g->for_ids[j], 64);
+				fprintf(p->out, "` (%s)", M(kind));
+			}
+			fputs("\n", p->out);
+		}
+		fprintf(p->out, "%s\n", k ? "" : M("g.nothing"));
+		if (!k)
+			fputs("\n", p->out);
+	}
+	fprintf(p->out, "## %s\n\n", M("h.actions"));
+	fprintf(p->out, "%s\n\n", M("a.intro"));
+	size_t k = 0;
+	for (size_t ph = 0; ph < IQ_ARRAY_LEN(guide_phases); ph++) {
+		char key[64];
+		snprintf(key, sizeof key, "g.%s", guide_phases[ph]);
+		for (size_t i = 0; i < n; i++) {
+			struct guide_item *g = &items[i];
+			if (strcmp(g->phase, guide_phases[ph]) != 0 || !guide_called(p, g))
+				continue;
+			k++;
+			fprintf(p->out, "- [ ] **%s:** ", M(key));
+			put(p, g->text, 600);
+			fprintf(p->out, " (`%s`) — %s\n", g->id, M("a.owner"));
+		}
+	}
+	fprintf(p->out, "- [ ] %s — %s\n\n", M("a.review"), M("a.owner"));
+	free(items);
+}
+
+static void section_lessons(struct pm *p)
+{
+	fprintf(p->out, "## %s\n\n", M("h.lessons"));
+	const char *keys[][2] = {{"l.well", "l.wellq"}, {"l.wrong", "l.wrongq"}, {"l.lucky", "l.luckyq"}};
+	for (size_t i = 0; i < IQ_ARRAY_LEN(keys); i++)
+		fprintf(p->out, "### %s ✍\n\n> ✍ **%s** %s\n\n", M(keys[i][0]), M("prompt.team"),
+			M(keys[i][1]));
+}
+
+/* ---- coverage ---- */
+
+static void section_coverage(struct pm *p)
+{
+	FILE *out = p->out;
+	json_t *b = json_object_get(p->doc, "bundle");
+	fprintf(out, "## %s\n\n", M("h.coverage"));
+	fprintf(out, M("cov.intro"), num(b, "files"), num(b, "bytes"), num(b, "records"),
+		num(b, "unparsed_lines"));
+	fputs("\n\n", out);
+	sqlite3_stmt *q;
+	sqlite3 *db = iq_store_db(p->s);
+	fprintf(out, "| %s | %s | %s | %s | %s | %s |\n| --- | ---: | ---: | ---: | ---: | ---: |\n",
+		M("col.format"), M("col.files"), M("col.read"), M("col.parsed"), M("col.skipped"),
+		M("col.records"));
+	if (sqlite3_prepare_v2(db, "SELECT coalesce(format, '(' || status || ')'), count(*), sum(lines_read),"
+				   " sum(lines_parsed), sum(lines_skipped), sum(records) FROM files"
+				   " GROUP BY 1 ORDER BY 1", -1, &q, NULL) == SQLITE_OK) {
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			fputs("| ", out);
+			put(p, (const char *)sqlite3_column_text(q, 0), 64);
+			fprintf(out, " | %lld | %lld | %lld | %lld | %lld |\n", sqlite3_column_int64(q, 1),
+				sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
+				sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5));
+		}
 		sqlite3_finalize(q);
 	}
 	fputc('\n', out);
-	if (sqlite3_prepare_v2(iq_store_db(s),
-			       "SELECT f.path, k.reason, k.lines, k.first_line, k.example FROM skips k"
-			       " JOIN files f ON f.id = k.file_id ORDER BY k.lines DESC, f.path LIMIT 100",
-			       -1, &q, NULL) == SQLITE_OK) {
-		int any = 0;
-		while (sqlite3_step(q) == SQLITE_ROW) {
-			if (!any)
-				fputs("### Lines skipped, by reason\n\n| file | reason | lines | first line | example |\n"
-				      "| --- | --- | ---: | ---: | --- |\n", out);
-			any = 1;
-			fputs("| ", out);
-			md_cell(out, (const char *)sqlite3_column_text(q, 0), 300);
-			fprintf(out, " | %s | %lld | %lld | ", sqlite3_column_text(q, 1),
-				sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3));
-			const char *ex = (const char *)sqlite3_column_text(q, 4);
-			md_cell(out, ex ? ex : "", 120);
-			fputs(" |\n", out);
-		}
-		if (any)
-			fputc('\n', out);
-		sqlite3_finalize(q);
-	}
 	json_t *unk = json_object_get(b, "unknown_files");
+	fprintf(out, "### %s\n\n", M("cov.unknown"));
 	if (json_array_size(unk)) {
-		fputs("### Files not recognised\n\n", out);
 		size_t i;
 		json_t *u;
 		json_array_foreach(unk, i, u) {
+			if (i == 100) {
+				fprintf(out, "- … (+%zu)\n", json_array_size(unk) - 100);
+				break;
+			}
 			fputs("- ", out);
-			md_cell(out, json_string_value(u), 300);
+			put(p, json_string_value(u), 300);
 			fputc('\n', out);
 		}
 		fputc('\n', out);
+	} else {
+		fprintf(out, "%s\n\n", M("cov.nounknown"));
 	}
-	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT path, message FROM problems ORDER BY id", -1, &q,
-			       NULL) == SQLITE_OK) {
-		int any = 0;
+	fprintf(out, "### %s\n\n", M("cov.skips"));
+	int any = 0;
+	if (sqlite3_prepare_v2(db, "SELECT f.path, k.reason, k.lines, k.first_line, k.example FROM skips k"
+				   " JOIN files f ON f.id = k.file_id ORDER BY k.lines DESC, f.path, k.reason"
+				   " LIMIT 100", -1, &q, NULL) == SQLITE_OK) {
 		while (sqlite3_step(q) == SQLITE_ROW) {
 			if (!any)
-				fputs("### Problems reading the bundle\n\n", out);
+				fprintf(out, "| %s | %s | %s | %s | %s |\n| --- | --- | ---: | --- | --- |\n",
+					M("col.file"), M("col.reason"), M("col.lines"), M("col.firstline"),
+					M("col.example"));
+			any = 1;
+			fputs("| ", out);
+			put(p, (const char *)sqlite3_column_text(q, 0), 300);
+			fputs(" | ", out);
+			put(p, (const char *)sqlite3_column_text(q, 1), 80);
+			fprintf(out, " | %lld | ", sqlite3_column_int64(q, 2));
+			iq_md_ref(out, (const char *)sqlite3_column_text(q, 0), sqlite3_column_int64(q, 3));
+			fputs(" | ", out);
+			const char *ex = (const char *)sqlite3_column_text(q, 4);
+			put(p, ex ? ex : "", 120);
+			fputs(" |\n", out);
+		}
+		sqlite3_finalize(q);
+	}
+	fprintf(out, "%s\n", any ? "" : M("cov.noskips"));
+	if (!any)
+		fputc('\n', out);
+	any = 0;
+	if (sqlite3_prepare_v2(db, "SELECT path, message FROM problems ORDER BY id LIMIT 100", -1, &q,
+			       NULL) == SQLITE_OK) {
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			if (!any)
+				fprintf(out, "### %s\n\n", M("cov.problems"));
 			any = 1;
 			fputs("- ", out);
-			md_cell(out, (const char *)sqlite3_column_text(q, 0), 300);
+			put(p, (const char *)sqlite3_column_text(q, 0), 300);
 			fputs(": ", out);
-			md_cell(out, (const char *)sqlite3_column_text(q, 1), 300);
+			put(p, (const char *)sqlite3_column_text(q, 1), 300);
 			fputc('\n', out);
 		}
 		if (any)
 			fputc('\n', out);
 		sqlite3_finalize(q);
 	}
-	if (sqlite3_prepare_v2(iq_store_db(s),
-			       "SELECT ts_how, count(*) FROM records WHERE ts_how NOT IN ('explicit')"
-			       " GROUP BY ts_how ORDER BY ts_how", -1, &q, NULL) == SQLITE_OK) {
-		int any = 0;
+	any = 0;
+	if (sqlite3_prepare_v2(db, "SELECT ts_how, count(*) FROM records WHERE ts_how NOT IN ('explicit')"
+				   " GROUP BY ts_how ORDER BY ts_how", -1, &q, NULL) == SQLITE_OK) {
 		while (sqlite3_step(q) == SQLITE_ROW) {
 			if (!any)
-				fputs("### Times not written in full in the logs\n\n", out);
+				fprintf(out, "### %s\n\n", M("cov.times"));
 			any = 1;
 			const char *how = (const char *)sqlite3_column_text(q, 0);
-			const char *what = strcmp(how, "assumed_utc") == 0 ? "had no time zone: taken as UTC"
-				: strcmp(how, "year_inferred") == 0 ? "had no year: taken from the file's date in the bundle"
-				: strcmp(how, "boot_relative") == 0 ? "are seconds since boot: no boot time was found, so they are not on the timeline"
-				: strcmp(how, "none") == 0 ? "have no time at all"
-				: "took the time of the record before them";
-			fprintf(out, "- %lld records %s (`%s`).\n", sqlite3_column_int64(q, 1), what, how);
+			char key[64];
+			snprintf(key, sizeof key, "tshow.%s", how);
+			const char *what = iq_msg(p->lang, key);
+			if (strcmp(what, key) == 0)
+				what = M("tshow.inherited");
+			fprintf(out, "- %lld %s (`", sqlite3_column_int64(q, 1), what);
+			put(p, how, 32);
+			fputs("`).\n", out);
 		}
 		if (any)
 			fputc('\n', out);
 		sqlite3_finalize(q);
 	}
+	fprintf(out, "### %s\n\n", M("cov.skew"));
+	json_t *sk = json_object_get(p->doc, "clock_skew");
+	if (json_array_size(sk)) {
+		fprintf(out, "| %s | %s | %s |\n| --- | ---: | --- |\n", M("col.node"), M("col.offset"),
+			M("col.basis"));
+		size_t i;
+		json_t *e;
+		json_array_foreach(sk, i, e) {
+			fputs("| ", out);
+			put(p, str(e, "node"), 64);
+			fprintf(out, " | %+.3f | ", json_number_value(json_object_get(e, "offset_s")));
+			put(p, str(e, "basis"), 200);
+			fputs(" |\n", out);
+		}
+		fprintf(out, "\n%s\n\n", M("cov.skewnote"));
+	} else {
+		fprintf(out, "%s\n\n", M("cov.noskew"));
+	}
+	fprintf(out, "### %s\n\n", M("cov.missing"));
+	json_t *miss = json_object_get(p->pat, "sources_missing");
+	if (json_array_size(miss)) {
+		size_t i;
+		json_t *e;
+		json_array_foreach(miss, i, e) {
+			fputs("- ", out);
+			if (json_is_string(e)) {
+				put(p, json_string_value(e), 200);
+			} else {
+				char *t = json_dumps(e, JSON_COMPACT);
+				put(p, t ? t : "", 300);
+				free(t);
+			}
+			fputc('\n', out);
+		}
+		fputc('\n', out);
+	} else {
+		fprintf(out, "%s\n\n", M("cov.nomissing"));
+	}
+}
+
+/* ---- reproduce ---- */
+
+static const struct {
+	const char *key;
+	const char *sql;
+} repro[] = {
+	{"rep.oom", "SELECT time, node, pod, file, line FROM timeline WHERE record_id IN"
+		    " (SELECT record_id FROM signal_matches WHERE signal = 'cuda-oom') ORDER BY ts"},
+	{"rep.order", "SELECT pod, node, min(time) AS first_oom FROM timeline WHERE record_id IN"
+		      " (SELECT record_id FROM signal_matches WHERE signal = 'cuda-oom')"
+		      " GROUP BY pod ORDER BY first_oom"},
+	{"rep.failed", "SELECT count(*) AS failed_requests FROM http_requests WHERE status >= 500"},
+	{"rep.5xx", "SELECT strftime('%H:%M', ts / 1000000000, 'unixepoch') AS minute, count(*) AS n_5xx"
+		    " FROM http_requests WHERE status >= 500 GROUP BY minute ORDER BY minute"},
+	{"rep.upstream", "SELECT strftime('%H:%M', h.ts / 1000000000, 'unixepoch') AS minute, u.addr,"
+			 " count(*) AS attempts, sum(u.status >= 500) AS failed FROM http_upstreams u"
+			 " JOIN http_requests h ON h.record_id = u.record_id GROUP BY minute, u.addr"
+			 " ORDER BY minute, u.addr"},
+	{"rep.gpu", "SELECT node, gpu_index, max(mem_used_mib) AS peak_mib, max(mem_total_mib) AS total_mib,"
+		    " round(100.0 * max(mem_used_mib / mem_total_mib), 1) AS peak_pct FROM gpu_samples"
+		    " GROUP BY node, gpu_index ORDER BY node, gpu_index"},
+	{"rep.host", "SELECT time, node, file, line, text FROM timeline WHERE record_id IN"
+		     " (SELECT record_id FROM signal_matches WHERE signal = 'host-oom') ORDER BY ts"},
+	{"rep.findings", "SELECT pack, verdict FROM findings ORDER BY pack"},
+};
+
+static void section_reproduce(struct pm *p)
+{
+	fprintf(p->out, "## %s\n\n%s\n\n", M("h.reproduce"), M("rep.intro"));
+	fputs("```sh\n", p->out);
+	for (size_t i = 0; i < IQ_ARRAY_LEN(repro); i++)
+		fprintf(p->out, "%s# %s\ninquest query --db inquest.db \"%s\"\n", i ? "\n" : "",
+			M(repro[i].key), repro[i].sql);
+	fprintf(p->out, "\n# %s\ninquest query --db inquest.db \"%s\"\n```\n\n", M("rep.tpl"), iq_tpl_sql);
+}
+
+int iq_render_postmortem(json_t *doc, struct iq_store *s, const struct iq_report_opts *o,
+			 FILE *out)
+{
+	struct iq_report_opts def = {0};
+	if (!o)
+		o = &def;
+	struct pm pm = {out, doc, NULL, s, o->lang && strcmp(o->lang, "tr") == 0 ? "tr" : "en", NULL, o};
+	struct pm *p = &pm;
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(doc, "patterns"), i, e)
+		if (strcmp(str(e, "id"), "gpu-oom-cascade") == 0)
+			pm.pat = e;
+	if (!pm.pat)
+		pm.pat = json_array_get(json_object_get(doc, "patterns"), 0);
+	struct iq_ruleset own;
+	int own_used = 0;
+	const struct iq_ruleset *rs = o->rs;
+	if (!rs) {
+		struct iq_diag d = {{0}};
+		iq_rules_init(&own);
+		own_used = 1;
+		if (iq_rules_load_builtin(&own, &d) == 0)
+			rs = &own;
+	}
+	if (rs && pm.pat)
+		pm.pack = iq_rules_find(rs, str(pm.pat, "id"));
+	header(p);
+	if (pm.pat) {
+		section_summary(p);
+		section_impact(p);
+		section_detection(p);
+		section_root_cause(p);
+		section_conditions(p);
+		section_boundaries(p);
+		section_timeline(p);
+		iq_charts_section(out, doc, pm.pat, s, pm.lang, o->charts_dir,
+				  o->charts_href ? o->charts_href : "charts");
+		section_questions(p);
+		section_guidance(p);
+		section_lessons(p);
+	} else {
+		fprintf(out, "%s\n\n", M("nopattern"));
+	}
+	section_coverage(p);
+	section_reproduce(p);
+	iq_tpl_appendix(out, s, pm.lang);
+	if (own_used)
+		iq_rules_release(&own);
+	return ferror(out) ? IQ_ERR_INPUT : 0;
 }
 
 int iq_render_md(json_t *doc, struct iq_store *s, const char *lang, FILE *out)
 {
-	IQ_UNUSED(lang);
-	json_t *pats = json_object_get(doc, "patterns");
-	json_t *main = NULL;
-	size_t i;
-	json_t *p;
-	json_array_foreach(pats, i, p)
-		if (strcmp(str(p, "id"), "gpu-oom-cascade") == 0)
-			main = p;
-	if (!main)
-		main = json_array_get(pats, 0);
-	const char *first = NULL;
-	json_t *tl = json_object_get(doc, "timeline");
-	if (json_array_size(tl))
-		first = str(json_array_get(tl, 0), "time");
-	fprintf(out, "# Postmortem: %s\n\n", main ? str(main, "title") : "incident");
-	fprintf(out, "- **Date:** %.10s\n", first && *first ? first : "unknown");
-	fprintf(out, "- **Status:** draft, generated by inquest %s from ", IQ_VERSION);
-	json_t *paths = json_object_get(json_object_get(doc, "bundle"), "paths");
-	json_array_foreach(paths, i, p) {
-		fputs(i ? ", " : "", out);
-		md_cell(out, json_string_value(p), 200);
+	/* charts/ beside the database: where analyze writes postmortem.md */
+	const char *db = sqlite3_db_filename(iq_store_db(s), "main");
+	char *dir = NULL;
+	if (db && *db) {
+		const char *slash = strrchr(db, '/');
+		size_t n = slash ? (size_t)(slash - db) : 1;
+		dir = iq_xmalloc(n + 8);
+		snprintf(dir, n + 8, "%.*s/charts", (int)n, slash ? db : ".");
 	}
-	fputs("\n- **Times:** UTC\n\n", out);
-	if (main) {
-		section_summary(out, main);
-		section_signals(out, main);
-	}
-	section_timeline(out, doc);
-	section_coverage(out, doc, s);
-	fputs("## Reproduce\n\nEvery figure above comes from `inquest.db`, for example:\n\n"
-	      "```sh\n# every CUDA out-of-memory line, in time order\n"
-	      "inquest query --db inquest.db \"SELECT time, node, pod, file, line FROM timeline"
-	      " WHERE tags LIKE '%cuda-oom%' ORDER BY ts\"\n```\n", out);
-	return 0;
+	struct iq_report_opts o = {lang, dir, "charts", NULL};
+	int rc = iq_render_postmortem(doc, s, &o, out);
+	free(dir);
+	return rc;
 }

@@ -1,6 +1,7 @@
 /* report.h: the outputs. The findings document (findings.json) is built
- * from the database alone; each renderer turns it (and, for coverage, the
- * database) into one output format. */
+ * from the database alone; each renderer turns it (and, for coverage,
+ * charts and the unexplained-errors appendix, the database, read-only)
+ * into one output format. */
 #ifndef IQ_REPORT_H
 #define IQ_REPORT_H
 
@@ -12,6 +13,8 @@
 /* Most timeline rows in findings.json and the postmortem. */
 #define IQ_MAX_TIMELINE 500
 
+struct iq_ruleset;
+
 /* Builds the findings document from the database (tool, bundle,
  * clock_skew, patterns from the findings table, timeline). Caller frees
  * with json_decref. NULL with d->msg on a database error. */
@@ -19,12 +22,47 @@ json_t *iq_report_build(struct iq_store *s, struct iq_diag *d);
 
 /* Writes findings.json. */
 int iq_render_json(json_t *doc, FILE *out);
-/* Writes postmortem.md; lang "en" (others fall back to it for now). */
+
+/* How the postmortem is rendered. Every member may be NULL/0. */
+struct iq_report_opts {
+	const char *lang;             /* "en" (default) or "tr" */
+	const char *charts_dir;       /* SVG charts are written there (created when
+				       * missing); NULL writes none and links none */
+	const char *charts_href;      /* how the Markdown links them; "charts" */
+	const struct iq_ruleset *rs;  /* packs for titles, translations and
+				       * guidance; NULL loads the built-in packs */
+};
+
+/* Writes postmortem.md from the findings document and the database
+ * (read-only SELECTs). 0, or a negative iq_err when writing fails. */
+int iq_render_postmortem(json_t *doc, struct iq_store *s, const struct iq_report_opts *o,
+			 FILE *out);
+/* Writes postmortem.md in lang; SVG charts go to charts/ beside the
+ * database file (where `inquest analyze` writes postmortem.md), and the
+ * built-in packs supply titles and guidance. */
 int iq_render_md(json_t *doc, struct iq_store *s, const char *lang, FILE *out);
+/* Writes the short terminal summary (verdict, first OOM, order, impact,
+ * top evidence); text from the bundle is escaped for the terminal. */
+int iq_render_text(json_t *doc, const char *lang, FILE *out);
 
 /* Writes the output of render to path atomically: a temporary file in the
  * same folder, renamed over path when complete. */
 int iq_write_atomic(const char *path, int (*render)(void *u, FILE *f), void *u,
 		    struct iq_diag *d);
+
+/* Appends s (n bytes, at most max of them, up to the first newline) to b
+ * as inline Markdown text: control characters and invalid UTF-8 as
+ * escapes, Markdown specials backslash-escaped, HTML specials as entities,
+ * '|' escaped for tables; " …" marks a cut. 0 or IQ_ERR_NOMEM. */
+int iq_md_escape(struct iq_buf *b, const char *s, size_t n, size_t max);
+/* Appends s to b as XML character data (also safe in attributes). */
+int iq_xml_escape(struct iq_buf *b, const char *s, size_t n);
+
+/* Masks the variable tokens of a log line into a template (Drain-style):
+ * UUIDs <UUID>, IPs (with port) <IP>, hex ids <HEX>, numbers (with
+ * fractions, units of time like 12:03:04) <NUM>, quoted strings <STR>,
+ * paths <PATH>; runs of blanks become one space. Writes at most outsz-1
+ * bytes and a NUL into out; returns the length written. */
+size_t iq_tpl_mask(const char *s, size_t n, char *out, size_t outsz);
 
 #endif

@@ -76,8 +76,6 @@ const struct iq_signal *iq_pack_signal(const struct iq_pack *p, size_t i);
 const char *iq_signal_id(const struct iq_signal *s);
 const char *iq_signal_text(const struct iq_signal *s, const char *key, const char *lang);
 const struct iq_pack *iq_rules_find(const struct iq_ruleset *rs, const char *id);
-/* The JSON object of the pack's signal id (borrowed), or NULL. */
-json_t *iq_pack_signal_json(const struct iq_pack *p, const char *id);
 
 /* Runs every test case of every pack (shared packs included, base packs
  * not): prints failures to out as "file:line:col: FAIL pack/signal ..." with

@@ -1,0 +1,101 @@
+/* cmd_report.c: `inquest report --db FILE [--format md|json|text] [--lang
+ * en|tr] [-o FILE]`: renders the outputs again from an existing database,
+ * opened read-only. With -o, the Markdown's charts go to charts/ beside
+ * FILE; on stdout the Markdown carries its Mermaid charts only. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../report/report.h"
+#include "cli.h"
+
+struct report_ctx {
+	json_t *doc;
+	struct iq_store *s;
+	const char *format;
+	struct iq_report_opts opts;
+};
+
+static int render(void *u, FILE *f)
+{
+	struct report_ctx *c = u;
+	if (strcmp(c->format, "json") == 0)
+		return iq_render_json(c->doc, f);
+	if (strcmp(c->format, "text") == 0)
+		return iq_render_text(c->doc, c->opts.lang, f);
+	return iq_render_postmortem(c->doc, c->s, &c->opts, f);
+}
+
+/* "DIR/charts" for an output file DIR/NAME ("charts" for a bare NAME).
+ * Caller frees. */
+static char *charts_beside(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	char *dir = iq_xmalloc(n + 16);
+	if (slash)
+		snprintf(dir, n + 16, "%.*s/charts", (int)(n ? n : 1), n ? path : "/");
+	else
+		snprintf(dir, n + 16, "charts");
+	return dir;
+}
+
+int iq_cmd_report(int argc, char **argv)
+{
+	const char *db = NULL, *format = "md", *lang = "en", *out = NULL;
+	int usage = 0, rc = IQ_EXIT_OK;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
+			db = argv[++i];
+		else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+			format = argv[++i];
+		else if (strcmp(argv[i], "--lang") == 0 && i + 1 < argc)
+			lang = argv[++i];
+		else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) && i + 1 < argc)
+			out = argv[++i];
+		else {
+			iq_errorf("report: unknown argument '%s'", argv[i]);
+			usage = 1;
+		}
+	}
+	if (strcmp(format, "md") != 0 && strcmp(format, "json") != 0 && strcmp(format, "text") != 0) {
+		iq_errorf("report: --format takes md, json or text, not '%s'", format);
+		usage = 1;
+	}
+	if (strcmp(lang, "en") != 0 && strcmp(lang, "tr") != 0) {
+		iq_errorf("report: --lang takes en or tr, not '%s'", lang);
+		usage = 1;
+	}
+	if (usage || !db) {
+		if (!db && !usage)
+			iq_errorf("report: --db FILE is required");
+		iq_usage_of("report");
+		return IQ_EXIT_USAGE;
+	}
+	struct iq_diag d = {{0}};
+	struct iq_store *s = NULL;
+	if (iq_store_open(db, 1, &s, &d)) {
+		iq_errorf("%s", d.msg);
+		return IQ_EXIT_INPUT;
+	}
+	json_t *doc = iq_report_build(s, &d);
+	if (!doc) {
+		iq_errorf("%s", d.msg);
+		iq_store_close(s);
+		return IQ_EXIT_INPUT;
+	}
+	char *charts = out && strcmp(format, "md") == 0 ? charts_beside(out) : NULL;
+	struct report_ctx c = {doc, s, format, {lang, charts, "charts", NULL}};
+	if (out) {
+		if (iq_write_atomic(out, render, &c, &d)) {
+			iq_errorf("%s", d.msg);
+			rc = IQ_EXIT_INPUT;
+		}
+	} else if (render(&c, stdout) || fflush(stdout) != 0) {
+		iq_errorf("cannot write the report to stdout");
+		rc = IQ_EXIT_INPUT;
+	}
+	free(charts);
+	json_decref(doc);
+	iq_store_close(s);
+	return rc;
+}

@@ -1,0 +1,125 @@
+/* report_int.h: what the renderers of report/ share and nobody else needs:
+ * the message catalogue, Markdown helpers, chart data and the SVG and
+ * Mermaid writers, the unexplained-errors appendix. */
+#ifndef IQ_REPORT_INT_H
+#define IQ_REPORT_INT_H
+
+#include "../core/iqtime.h"
+#include "report.h"
+
+/* ---- i18n.c: the report's own words ---- */
+
+/* The text of message key in lang ("en", "tr"), falling back to English,
+ * then to the key itself. Never NULL; static storage. */
+const char *iq_msg(const char *lang, const char *key);
+
+/* A built-in guidance item, used when no pack carries "guidance". */
+struct iq_guide {
+	const char *id;
+	const char *phase;       /* containment, remediation, prevention */
+	const char *for_ids[6];  /* findings that call for it, NULL-terminated */
+	const char *en, *tr;
+};
+size_t iq_guide_count(void);
+const struct iq_guide *iq_guide_at(size_t i);
+
+/* Turkish sentence for question id from its data, into b; 0 when the id
+ * has no template (the caller shows the detector's English answer). */
+int iq_question_answer_tr(struct iq_buf *b, const char *id, json_t *data);
+/* Turkish for a phase basis or detail sentence the detectors write in
+ * English, or NULL when it is not known. */
+const char *iq_basis_tr(const char *en);
+
+/* ---- md.c helpers used by the other renderers ---- */
+
+/* Escaped inline text (iq_md_escape) written to out. */
+void iq_md_put(FILE *out, const char *s, size_t max);
+/* A bundle path and line as inline code `file:line`, safe in tables. */
+void iq_md_ref(FILE *out, const char *file, long long line);
+/* Time of member k of o (RFC 3339) in UTC ns, or IQ_TIME_NONE. */
+int64_t iq_json_time(json_t *o, const char *k);
+/* The clock offset of node from doc's clock_skew (node minus reference),
+ * in ns; 0 when unknown. Subtract it from a node's time. */
+int64_t iq_skew_ns(json_t *doc, const char *node);
+/* "6 min 52 s" in lang into out (size IQ_DUR_BUF). */
+#define IQ_DUR_BUF 64
+char *iq_fmt_dur(int64_t ns, const char *lang, char *out);
+
+/* ---- charts.c / svg.c ---- */
+
+#define IQ_CHART_SERIES 8
+#define IQ_CHART_MARKS 48
+#define IQ_CHART_MAX_BUCKETS 240
+#define IQ_MERMAID_POINTS 60
+
+struct iq_series {
+	char name[96];
+	double y[IQ_CHART_MAX_BUCKETS]; /* NAN where there is no data */
+};
+
+struct iq_mark {
+	int64_t t;
+	int series;      /* which series it sits on, -1 none */
+	char label[48];
+};
+
+/* A time chart: nb buckets of step ns from t0, one value per series. */
+struct iq_chart {
+	const char *name;     /* file name without .svg */
+	char title[160];
+	char ylabel[96];
+	char xlabel[64];
+	int bars;             /* bars instead of lines */
+	int64_t t0, step;
+	size_t nb;
+	struct iq_series *ser;
+	size_t nser;
+	double ymax;
+	double hline;         /* a reference line (100 %), or < 0 for none */
+	char hline_label[48];
+	struct iq_mark marks[IQ_CHART_MARKS];
+	size_t nmarks;
+	int64_t band0, band1; /* a shaded window, or IQ_TIME_NONE */
+	char band_label[64];
+};
+
+#define IQ_LANE_SPANS 48
+struct iq_span {
+	int64_t t0, t1;
+	int down;             /* 0 serving, 1 down (dead or restarting) */
+};
+struct iq_lane {
+	char name[96];
+	struct iq_span spans[IQ_LANE_SPANS];
+	size_t nspans;
+	int64_t deaths[IQ_LANE_SPANS];
+	size_t ndeaths;
+};
+#define IQ_GANTT_LANES 16
+struct iq_gantt {
+	char title[160];
+	int64_t t0, t1;
+	struct iq_lane lanes[IQ_GANTT_LANES];
+	size_t nlanes;
+};
+
+/* Writes the chart as a standalone SVG document. */
+int iq_svg_chart(const struct iq_chart *c, const char *lang, FILE *out);
+int iq_svg_gantt(const struct iq_gantt *g, const char *lang, FILE *out);
+
+/* The charts section of the postmortem: queries the database for the
+ * series (bounded), writes the Mermaid blocks to out and, when charts_dir
+ * is set, the SVG files, linked as charts_href/NAME.svg. */
+void iq_charts_section(FILE *out, json_t *doc, json_t *pat, struct iq_store *s,
+		       const char *lang, const char *charts_dir, const char *charts_href);
+
+/* ---- templates.c ---- */
+
+/* The unexplained-errors appendix: error and warning records no signal
+ * explained, grouped into templates (bounded memory), the top ones as a
+ * table. */
+void iq_tpl_appendix(FILE *out, struct iq_store *s, const char *lang);
+/* The SQL that selects those records (for the reproduce section). */
+extern const char iq_tpl_sql[];
+
+#endif

@@ -1,0 +1,109 @@
+/* text.c: the short terminal summary of `inquest report --format text`:
+ * verdict, first OOM, failure order, impact and the top evidence. Text
+ * from the bundle is escaped for the terminal (iq_escape_display). */
+#include <string.h>
+
+#include "report_int.h"
+
+static const char *str(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : "";
+}
+
+static void esc(FILE *out, const char *s, size_t max)
+{
+	char b[1024];
+	size_t n = strlen(s);
+	iq_escape_display(b, sizeof b, s, n < max ? n : max);
+	fputs(b, out);
+	if (n > max)
+		fputs("…", out);
+}
+
+int iq_render_text(json_t *doc, const char *lang, FILE *out)
+{
+	lang = lang && strcmp(lang, "tr") == 0 ? "tr" : "en";
+	json_t *pats = json_object_get(doc, "patterns"), *pat = NULL;
+	size_t i;
+	json_t *e;
+	json_array_foreach(pats, i, e)
+		if (strcmp(str(e, "id"), "gpu-oom-cascade") == 0)
+			pat = e;
+	if (!pat)
+		pat = json_array_get(pats, 0);
+	if (!pat) {
+		fprintf(out, "%s\n", iq_msg(lang, "nopattern"));
+		return ferror(out) ? IQ_ERR_INPUT : 0;
+	}
+	esc(out, str(pat, "id"), 80);
+	fprintf(out, ": %s (%s %.2f)\n  ", str(pat, "verdict"), iq_msg(lang, "confidence"),
+		json_number_value(json_object_get(pat, "confidence")));
+	esc(out, str(pat, "summary"), 400);
+	fputc('\n', out);
+	json_t *o = json_array_get(json_object_get(pat, "oom_events"), 0);
+	if (o) {
+		fprintf(out, "  %-10s %s  ", iq_msg(lang, "text.first"), str(o, "time"));
+		esc(out, str(o, "pod"), 64);
+		fputs(" @ ", out);
+		esc(out, str(o, "node"), 64);
+		fputc('\n', out);
+	}
+	json_t *order = json_object_get(json_object_get(pat, "cascade"), "failure_order");
+	if (json_array_size(order)) {
+		fprintf(out, "  %-10s ", iq_msg(lang, "text.order"));
+		json_array_foreach(order, i, e) {
+			fputs(i ? " -> " : "", out);
+			esc(out, str(e, "pod"), 64);
+		}
+		fputc('\n', out);
+	}
+	json_t *imp = json_object_get(pat, "impact");
+	if (json_is_object(imp)) {
+		fprintf(out, "  %-10s ", iq_msg(lang, "text.impact"));
+		fprintf(out, iq_msg(lang, "text.impactfmt"),
+			(long long)json_integer_value(json_object_get(imp, "failed_requests")),
+			(long long)json_integer_value(json_object_get(imp, "dropped_streams")));
+		json_t *u = json_object_get(imp, "unavailability");
+		if (json_is_object(u)) {
+			char d[IQ_DUR_BUF];
+			fprintf(out, "; %s %s – %s (%s)", iq_msg(lang, "text.unavail"), str(u, "start"),
+				str(u, "end"),
+				iq_fmt_dur(iq_json_time(u, "end") - iq_json_time(u, "start"), lang, d));
+		}
+		fputc('\n', out);
+	}
+	json_t *ph = json_object_get(pat, "phases");
+	int64_t b = iq_json_time(json_object_get(ph, "outage_begins"), "time");
+	int64_t en = iq_json_time(json_object_get(ph, "outage_ends"), "time");
+	if (b != IQ_TIME_NONE && en != IQ_TIME_NONE) {
+		char d[IQ_DUR_BUF];
+		fprintf(out, "  %-10s %s – %s (%s)\n", iq_msg(lang, "text.outage"),
+			str(json_object_get(ph, "outage_begins"), "time"),
+			str(json_object_get(ph, "outage_ends"), "time"), iq_fmt_dur(en - b, lang, d));
+	}
+	/* top evidence: the first line of each signal found */
+	fprintf(out, "  %s:\n", iq_msg(lang, "text.evidence"));
+	size_t shown = 0;
+	json_array_foreach(json_object_get(pat, "signals"), i, e) {
+		json_t *ev = json_array_get(json_object_get(e, "evidence"), 0);
+		if (!ev || shown >= 6)
+			continue;
+		shown++;
+		fputs("    [", out);
+		esc(out, str(e, "id"), 40);
+		fputs("] ", out);
+		esc(out, str(ev, "file"), 200);
+		fprintf(out, ":%lld\n      ", (long long)json_integer_value(json_object_get(ev, "line")));
+		esc(out, str(ev, "text"), 160);
+		fputc('\n', out);
+	}
+	json_array_foreach(pats, i, e) {
+		if (e == pat)
+			continue;
+		fputs("  + ", out);
+		esc(out, str(e, "id"), 80);
+		fprintf(out, ": %s\n", str(e, "verdict"));
+	}
+	return ferror(out) ? IQ_ERR_INPUT : 0;
+}

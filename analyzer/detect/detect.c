@@ -185,7 +185,6 @@ static int pack_findings(struct iq_store *s, const struct iq_pack *p, struct iq_
 	json_t *sigs = json_array();
 	json_object_set_new(x.pat, "signals", sigs);
 	int rc = 0;
-	long present = 0;
 	int cascade = strcmp(x.pack_id, "gpu-oom-cascade") == 0;
 	for (size_t i = 0; i < iq_pack_signal_count(p) && !rc; i++) {
 		const char *sid = iq_signal_id(iq_pack_signal(p, i));
@@ -195,7 +194,6 @@ static int pack_findings(struct iq_store *s, const struct iq_pack *p, struct iq_
 		rc = signal_json(s, x.pack_id, sid, &sj, d);
 		if (rc)
 			break;
-		present += json_is_true(json_object_get(sj, "present"));
 		json_array_append_new(sigs, sj);
 	}
 	if (!rc && cascade) {

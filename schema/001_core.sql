@@ -209,6 +209,20 @@ CREATE TABLE IF NOT EXISTS findings (
   json     TEXT NOT NULL
 ) STRICT;
 
+-- Each node's clock against the reference (the load balancer): offset is
+-- node minus reference, in ns, estimated from a worker's death in its own
+-- log and the LB's first 502 from that worker; applied is how much of it
+-- was subtracted from the node's times (records, gpu_samples,
+-- kernel_events; ts_how becomes 'skew_corrected'), so that a second run
+-- corrects only what is left.
+CREATE TABLE IF NOT EXISTS clock_skew (
+  node       TEXT PRIMARY KEY,
+  offset_ns  INTEGER NOT NULL,
+  applied_ns INTEGER NOT NULL DEFAULT 0,
+  samples    INTEGER NOT NULL,
+  basis      TEXT NOT NULL
+) STRICT;
+
 -- Every record with its file, source format and the signals it matched:
 -- the merged timeline across all sources, in time order when sorted by ts;
 -- time is ts as RFC 3339 UTC with milliseconds.

@@ -22,6 +22,7 @@ enum iq_ts_how {
 	IQ_TS_YEAR_INFERRED,   /* no year in the text: inferred from the bundle */
 	IQ_TS_BOOT_RELATIVE,   /* seconds since boot; no boot time known */
 	IQ_TS_INHERITED,       /* no time of its own: the previous record's */
+	IQ_TS_SKEW_CORRECTED,  /* moved by its node's estimated clock offset */
 };
 
 /* Stable lower-case name of a derivation ("explicit", "assumed_utc", ...). */

@@ -73,9 +73,10 @@ static json_t *settings(struct det *x)
 		sqlite3_finalize(q);
 	}
 	/* engine argument dumps in the logs */
-	if (det_prep(x, "SELECT r.pod, f.path, r.line, r.ts, r.text FROM records r JOIN files f ON f.id = r.file_id"
-			" WHERE r.kind = 'log' AND (r.text LIKE '%non-default args:%' OR r.text LIKE '%args: Namespace(%'"
-			" OR r.text LIKE '%Args {%') ORDER BY r.ts", &q) == 0) {
+	if (det_prep(x, "SELECT r.pod, f.path, r.line, r.ts, r.text FROM signal_matches m"
+			" JOIN records r ON r.id = m.record_id JOIN files f ON f.id = r.file_id"
+			" WHERE m.pack = ?1 AND m.signal = 'engine-args' ORDER BY r.ts", &q) == 0) {
+		sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
 		while (sqlite3_step(q) == SQLITE_ROW) {
 			const char *text = (const char *)sqlite3_column_text(q, 4);
 			for (size_t k = 0; text && k < IQ_ARRAY_LEN(engine_keys); k++) {

@@ -212,6 +212,8 @@ static int pack_findings(struct iq_store *s, const struct iq_pack *p, struct iq_
 int iq_detect(struct iq_store *s, struct iq_ruleset *rs, struct iq_diag *d)
 {
 	int rc = iq_store_exec(s, "BEGIN; DELETE FROM findings;", d);
+	if (!rc)
+		rc = iq_detect_skew(s, d);
 	for (size_t i = 0; i < rs->npacks && !rc; i++)
 		rc = pack_findings(s, rs->packs[i], d);
 	if (!rc)

@@ -125,7 +125,8 @@ static json_t *host_oom(struct det *x)
 	int rc = det_prep(x,
 			  "SELECT r.id, r.text, coalesce(r.node, k.host), r.ts, f.path, r.line FROM records r"
 			  " JOIN files f ON f.id = r.file_id LEFT JOIN kernel_events k ON k.record_id = r.id"
-			  " WHERE r.kind IN ('kernel', 'log') AND (r.text LIKE '%Killed process %'"
+			  " WHERE r.kind IN ('kernel', 'log') AND r.id IN (SELECT record_id FROM signal_matches"
+			  "  WHERE signal = 'host-oom') AND (r.text LIKE '%Killed process %'"
 			  "  OR r.text LIKE '%oom-kill:constraint=%')"
 			  " ORDER BY f.path, r.line", &q);
 	if (rc)

@@ -103,10 +103,10 @@ int det_phases(struct det *x)
 	sqlite3_stmt *q;
 	double died = -1;
 	int mitigated = 0;
-	if (begin != IQ_TIME_NONE && det_prep(x, "SELECT f.path, r.line, r.ts, r.text FROM records r"
-					      " JOIN files f ON f.id = r.file_id WHERE r.kind = 'log'"
-					      " AND r.text LIKE '%max_num_seqs%' AND (r.text LIKE '%non-default args%'"
-					      " OR r.text LIKE '%Namespace(%') ORDER BY r.ts", &q) == 0) {
+	if (begin != IQ_TIME_NONE && det_prep(x, "SELECT f.path, r.line, r.ts, r.text FROM signal_matches m"
+					      " JOIN records r ON r.id = m.record_id JOIN files f ON f.id = r.file_id"
+					      " WHERE m.pack = ?1 AND m.signal = 'engine-args' ORDER BY r.ts", &q) == 0) {
+		sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
 		while (sqlite3_step(q) == SQLITE_ROW) {
 			double v = seqs_of((const char *)sqlite3_column_text(q, 3));
 			int64_t rt = sqlite3_column_int64(q, 2);

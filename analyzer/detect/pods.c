@@ -95,24 +95,22 @@ int det_crashloop(struct det *x)
 
 int det_recovery(struct det *x)
 {
+	/* the engine-ready fact of the pack marks "serving again" */
 	static const char sql[] =
+		"WITH ready AS (SELECT r.file_id, min(r.ts) AS ts, min(r.id) AS id FROM signal_matches m"
+		"   JOIN records r ON r.id = m.record_id WHERE m.pack = ?1 AND m.signal = 'engine-ready'"
+		"   GROUP BY r.file_id)"
 		"SELECT f.pod, f.restart, f.node,"
-		" (SELECT min(ts) FROM records r WHERE r.file_id = f.id),"
-		" (SELECT min(ts) FROM records r WHERE r.file_id = f.id AND ("
-		"   r.text LIKE '%Application startup complete%' OR r.text LIKE '%Uvicorn running on%'"
-		"   OR r.text LIKE '%Started GRPCInferenceService%' OR r.text LIKE '%Connected%router%'"
-		"   OR r.text LIKE '%Started HTTPService%')),"
-		" (SELECT id FROM records r WHERE r.file_id = f.id AND ("
-		"   r.text LIKE '%Application startup complete%' OR r.text LIKE '%Uvicorn running on%'"
-		"   OR r.text LIKE '%Started GRPCInferenceService%' OR r.text LIKE '%Connected%router%'"
-		"   OR r.text LIKE '%Started HTTPService%') ORDER BY ts LIMIT 1)"
-		" FROM files f WHERE f.restart >= 1 AND f.pod IS NOT NULL AND f.format IS NOT NULL"
+		" (SELECT min(ts) FROM records r WHERE r.file_id = f.id), ready.ts, ready.id"
+		" FROM files f JOIN ready ON ready.file_id = f.id"
+		" WHERE f.restart >= 1 AND f.pod IS NOT NULL AND f.format IS NOT NULL"
 		"  AND f.path NOT LIKE '%.gz' AND f.path NOT GLOB '*.log.[0-9]*'"
 		" ORDER BY 4";
 	sqlite3_stmt *q;
 	int rc = det_prep(x, sql, &q);
 	if (rc)
 		return rc;
+	sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
 	json_t *a = json_array();
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		if (sqlite3_column_type(q, 3) == SQLITE_NULL || sqlite3_column_type(q, 4) == SQLITE_NULL)

@@ -1,6 +1,5 @@
 /* questions.c: the playbook's investigation questions, each answered with
  * a sentence, the data behind it and the records that prove it. */
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,43 +18,34 @@ static void question(struct det *x, const char *id, const char *text, const char
 	json_array_append_new(json_object_get(x->pat, "questions"), q);
 }
 
-/* The largest number after marker in the log lines of [a, b]. */
-static long max_after(struct det *x, int64_t a, int64_t b, const char *like, const char *marker,
-		      json_t **ev)
+/* The largest capture key of the pack's signal (a fact) in [a, b], with
+ * the record that holds it as evidence; -1 when none. */
+static long max_capture(struct det *x, int64_t a, int64_t b, const char *signal, const char *key,
+			json_t **ev)
 {
 	sqlite3_stmt *q;
 	long best = -1;
 	*ev = NULL;
-	if (det_prep(x, "SELECT r.text, r.id FROM records r WHERE r.kind = 'log' AND r.ts BETWEEN ?1 AND ?2"
-			" AND r.text LIKE ?3", &q))
+	char path[64];
+	snprintf(path, sizeof path, "$.%s", key);
+	if (det_prep(x, "SELECT CAST(json_extract(m.captures, ?5) AS INTEGER) AS v, r.id FROM signal_matches m"
+			" JOIN records r ON r.id = m.record_id WHERE m.pack = ?3 AND m.signal = ?4"
+			" AND r.ts BETWEEN ?1 AND ?2 AND json_extract(m.captures, ?5) IS NOT NULL"
+			" ORDER BY v DESC, r.ts LIMIT 1", &q))
 		return -1;
 	sqlite3_bind_int64(q, 1, a);
 	sqlite3_bind_int64(q, 2, b);
-	sqlite3_bind_text(q, 3, like, -1, SQLITE_STATIC);
-	int64_t best_id = -1;
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		const char *t = (const char *)sqlite3_column_text(q, 0);
-		const char *p = t ? strstr(t, marker) : NULL;
-		/* the marker must stand alone ("truncate_prompt_tokens=None" is not
-		 * "prompt_tokens=") and be followed by a number */
-		while (p && ((p > t && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) ||
-			     !isdigit((unsigned char)p[strlen(marker)])))
-			p = strstr(p + 1, marker);
-		if (!p)
-			continue;
-		long v = strtol(p + strlen(marker), NULL, 10);
-		if (v > best) {
-			best = v;
-			best_id = sqlite3_column_int64(q, 1);
-		}
-	}
-	sqlite3_finalize(q);
-	if (best_id >= 0) {
+	sqlite3_bind_text(q, 3, x->pack_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 4, signal, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 5, path, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		best = (long)sqlite3_column_int64(q, 0);
 		*ev = json_array();
-		json_t *e = det_evidence_of(x, best_id);
+		json_t *e = det_evidence_of(x, sqlite3_column_int64(q, 1));
 		if (e)
 			json_array_append_new(*ev, e);
 	}
+	sqlite3_finalize(q);
 	return best;
 }
 
@@ -75,16 +65,10 @@ static void q_batch_and_seq(struct det *x)
 	}
 	int64_t a = x->f.first_oom - (int64_t)(look * 1e9), b = x->f.first_oom;
 	json_t *ev1, *ev2 = NULL;
-	long batch = max_after(x, a, b, "%Running: % reqs%", "Running: ", &ev1);
-	if (batch < 0)
-		batch = max_after(x, a, b, "%batch_size=%", "batch_size=", &ev1);
-	static const char *const seqm[] = {"prompt_tokens=", "input_length=", "prompt_len=", "num_prompt_tokens="};
-	long seq = -1;
-	for (size_t k = 0; k < IQ_ARRAY_LEN(seqm) && seq < 0; k++) {
-		char like[64];
-		snprintf(like, sizeof like, "%%%s%%", seqm[k]);
-		seq = max_after(x, a, b, like, seqm[k], &ev2);
-	}
+	long batch = max_capture(x, a, b, "engine-batch", "running", &ev1);
+	long seq = max_capture(x, a, b, "request-tokens", "seq_tokens", &ev2);
+	if (seq < 0)
+		seq = max_capture(x, a, b, "request-tokens", "prompt_tokens", &ev2);
 	json_object_set_new(data, "max_batch_size", batch >= 0 ? json_integer(batch) : json_null());
 	json_object_set_new(data, "max_seq_len", seq >= 0 ? json_integer(seq) : json_null());
 	json_object_set_new(data, "window_start", det_time_ns(a));

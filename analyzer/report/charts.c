@@ -103,7 +103,7 @@ static void chart_init(struct iq_chart *c, const char *name)
 }
 
 /* GPU memory used, % of total, per GPU: the largest sample of a bucket. */
-static int gpu_chart(struct iq_chart *c, struct iq_store *s, json_t *doc, json_t *pat,
+static int gpu_chart(struct iq_chart *c, struct iq_store *s, json_t *pat,
 		     const struct win *w, size_t nb, const char *lang)
 {
 	chart_init(c, "gpu-memory");
@@ -133,11 +133,10 @@ static int gpu_chart(struct iq_chart *c, struct iq_store *s, json_t *doc, json_t
 	for (size_t i = 0; i < n; i++) {
 		snprintf(c->ser[i].name, sizeof c->ser[i].name, iq_msg(lang, "chart.gpu.series"), gpus[i],
 			 nodes[i]);
-		int64_t off = iq_skew_ns(doc, nodes[i]);
 		sqlite3_bind_text(q, 1, nodes[i], -1, SQLITE_STATIC);
 		sqlite3_bind_int64(q, 2, gpus[i]);
 		while (sqlite3_step(q) == SQLITE_ROW) {
-			long b = bucket_of(c, sqlite3_column_int64(q, 0) - off);
+			long b = bucket_of(c, sqlite3_column_int64(q, 0));
 			double v = sqlite3_column_double(q, 1);
 			if (b >= 0 && (isnan(c->ser[i].y[b]) || v > c->ser[i].y[b]))
 				c->ser[i].y[b] = v;
@@ -310,7 +309,7 @@ static int by_time(const void *a, const void *b)
 
 /* Pod lifetimes from the findings: serving until each CUDA OOM death,
  * down until the restarted worker was ready. */
-static int pod_gantt(struct iq_gantt *g, struct iq_store *s, json_t *doc, json_t *pat,
+static int pod_gantt(struct iq_gantt *g, struct iq_store *s, json_t *pat,
 		     const struct win *w, const char *lang)
 {
 	memset(g, 0, sizeof *g);
@@ -343,10 +342,8 @@ static int pod_gantt(struct iq_gantt *g, struct iq_store *s, json_t *doc, json_t
 		if (q) {
 			sqlite3_bind_text(q, 1, l->name, -1, SQLITE_STATIC);
 			if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
-				const char *node = (const char *)sqlite3_column_text(q, 2);
-				int64_t off = iq_skew_ns(doc, node ? node : "");
-				first = sqlite3_column_int64(q, 0) - off;
-				last = sqlite3_column_int64(q, 1) - off;
+				first = sqlite3_column_int64(q, 0);
+				last = sqlite3_column_int64(q, 1);
 			}
 			sqlite3_reset(q);
 		}
@@ -583,8 +580,8 @@ void iq_charts_section(FILE *out, json_t *doc, json_t *pat, struct iq_store *s,
 	for (int k = 0; k < 3; k++) {
 		int a, b;
 		if (k == 0) {
-			a = gpu_chart(mc, s, doc, pat, &w, IQ_MERMAID_POINTS, lang);
-			b = a ? -1 : gpu_chart(sc, s, doc, pat, &w, IQ_CHART_MAX_BUCKETS, lang);
+			a = gpu_chart(mc, s, pat, &w, IQ_MERMAID_POINTS, lang);
+			b = a ? -1 : gpu_chart(sc, s, pat, &w, IQ_CHART_MAX_BUCKETS, lang);
 		} else if (k == 1) {
 			a = lb5xx_chart(mc, s, pat, &w, IQ_MERMAID_POINTS, lang);
 			b = a ? -1 : lb5xx_chart(sc, s, pat, &w, IQ_CHART_MAX_BUCKETS, lang);
@@ -603,7 +600,7 @@ void iq_charts_section(FILE *out, json_t *doc, json_t *pat, struct iq_store *s,
 	free(mc);
 	free(sc);
 	struct iq_gantt *g = iq_xcalloc(1, sizeof *g);
-	if (pod_gantt(g, s, doc, pat, &w, lang) == 0) {
+	if (pod_gantt(g, s, pat, &w, lang) == 0) {
 		fprintf(out, "### %s\n\n", g->title);
 		mermaid_gantt(out, g, lang);
 		fprintf(out, "%s\n\n", iq_msg(lang, "chart.pods.note"));

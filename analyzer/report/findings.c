@@ -147,6 +147,28 @@ static json_t *timeline_json(struct iq_store *s, struct iq_diag *d)
 	return a;
 }
 
+/* clock_skew: each node's offset from the reference clock (node minus
+ * reference, seconds), and its basis. */
+static json_t *skew_json(struct iq_store *s)
+{
+	json_t *a = json_array();
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT node, offset_ns, applied_ns, samples, basis FROM clock_skew"
+			       " ORDER BY node", -1, &q, NULL) != SQLITE_OK)
+		return a;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		json_t *o = json_object();
+		json_object_set_new(o, "node", col_text(q, 0));
+		json_object_set_new(o, "offset_s", json_real((double)sqlite3_column_int64(q, 1) / 1e9));
+		json_object_set_new(o, "basis", col_text(q, 4));
+		json_object_set_new(o, "corrected", json_boolean(sqlite3_column_int64(q, 2) != 0));
+		json_object_set_new(o, "samples", json_integer(sqlite3_column_int64(q, 3)));
+		json_array_append_new(a, o);
+	}
+	sqlite3_finalize(q);
+	return a;
+}
+
 json_t *iq_report_build(struct iq_store *s, struct iq_diag *d)
 {
 	json_t *doc = json_object();
@@ -164,7 +186,7 @@ json_t *iq_report_build(struct iq_store *s, struct iq_diag *d)
 		return NULL;
 	}
 	json_object_set_new(doc, "bundle", b);
-	json_object_set_new(doc, "clock_skew", json_array());
+	json_object_set_new(doc, "clock_skew", skew_json(s));
 	json_object_set_new(doc, "patterns", p);
 	json_object_set_new(doc, "timeline", t);
 	return doc;

@@ -248,8 +248,12 @@ static const struct msg catalogue[] = {
 	{"cov.problems", "Problems reading the bundle", "Paketi okurken çıkan sorunlar"},
 	{"cov.times", "Times not written in full in the logs", "Loglarda tam yazılmamış zamanlar"},
 	{"cov.skew", "Clock skew", "Saat kayması"},
-	{"cov.skewnote", "Offsets are node minus the reference clock (the load balancer); the report subtracts them.",
-	 "Kaymalar düğüm eksi referans saattir (yük dengeleyici); rapor bunları çıkarır."},
+	{"cov.skewnote", "Offsets are node minus the reference clock (the load balancer). Offsets of 2 s or more "
+	 "were subtracted from that node's times (they show as `skew_corrected`); smaller ones are within the "
+	 "load balancer's one-second resolution and were left as they are.",
+	 "Kaymalar düğüm eksi referans saattir (yük dengeleyici). 2 sn ve üzeri kaymalar o düğümün "
+	 "zamanlarından çıkarıldı (`skew_corrected` olarak görünürler); daha küçükleri yük dengeleyicinin bir "
+	 "saniyelik çözünürlüğü içinde kaldığı için olduğu gibi bırakıldı."},
 	{"cov.noskew", "No clock skew was estimated: node times are used as written.",
 	 "Saat kayması tahmin edilmedi: düğüm saatleri yazıldığı gibi kullanıldı."},
 	{"cov.missing", "Sources missing", "Eksik kaynaklar"},
@@ -263,6 +267,8 @@ static const struct msg catalogue[] = {
 	 "records are seconds since boot: no boot time was found, so they are not on the timeline",
 	 "kayıt açılıştan beri geçen saniye: açılış zamanı bulunamadığı için zaman çizelgesinde yok"},
 	{"tshow.none", "records have no time at all", "kaydın hiç zamanı yok"},
+	{"tshow.skew_corrected", "records were moved by their node's estimated clock offset (see Clock skew)",
+	 "kayıt, düğümünün tahmin edilen saat kaymasına göre kaydırıldı (bkz. Saat kayması)"},
 	{"tshow.inherited", "records took the time of the record before them",
 	 "kayıt kendinden önceki kaydın zamanını aldı"},
 

@@ -131,16 +131,6 @@ int64_t iq_json_time(json_t *o, const char *k)
 	return t;
 }
 
-int64_t iq_skew_ns(json_t *doc, const char *node)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(json_object_get(doc, "clock_skew"), i, e)
-		if (node && strcmp(str(e, "node"), node) == 0)
-			return (int64_t)llround(json_number_value(json_object_get(e, "offset_s")) * 1e9);
-	return 0;
-}
-
 char *iq_fmt_dur(int64_t ns, const char *lang, char *out)
 {
 	const char *neg = ns < 0 ? "-" : "";
@@ -880,7 +870,7 @@ static void tl_from_db(struct pm *p, struct rows *rs)
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		const char *node = (const char *)sqlite3_column_text(q, 1);
 		const char *tag = (const char *)sqlite3_column_text(q, 3);
-		struct trow *r = row_add(rs, sqlite3_column_int64(q, 0) - iq_skew_ns(p->doc, node), 2);
+		struct trow *r = row_add(rs, sqlite3_column_int64(q, 0), 2);
 		r->node = dup_or_empty(node);
 		r->pod = dup_or_empty((const char *)sqlite3_column_text(q, 2));
 		snprintf(r->tag, sizeof r->tag, "%s", tag ? tag : "");
@@ -993,8 +983,14 @@ static void section_timeline(struct pm *p)
 	}
 	qsort(rs.r, rs.n, sizeof *rs.r, row_cmp);
 	fputs(M("tl.intro"), p->out);
-	if (json_array_size(json_object_get(p->doc, "clock_skew")))
-		fprintf(p->out, " %s", M("tl.skew"));
+	/* detect already moved corrected nodes' times in the database */
+	size_t si;
+	json_t *sk;
+	json_array_foreach(json_object_get(p->doc, "clock_skew"), si, sk)
+		if (json_is_true(json_object_get(sk, "corrected"))) {
+			fprintf(p->out, " %s", M("tl.skew"));
+			break;
+		}
 	fprintf(p->out, "\n\n| %s | %s | %s | %s | %s |\n| --- | --- | --- | --- | --- |\n",
 		M("col.time"), M("col.node"), M("col.pod"), M("col.event"), M("col.evidence"));
 	size_t shown = 0, folded = 0;

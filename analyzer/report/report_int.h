@@ -40,7 +40,6 @@ void iq_md_ref(FILE *out, const char *file, long long line);
 int64_t iq_json_time(json_t *o, const char *k);
 /* The clock offset of node from doc's clock_skew (node minus reference),
  * in ns; 0 when unknown. Subtract it from a node's time. */
-int64_t iq_skew_ns(json_t *doc, const char *node);
 /* "6 min 52 s" in lang into out (size IQ_DUR_BUF). */
 #define IQ_DUR_BUF 64
 char *iq_fmt_dur(int64_t ns, const char *lang, char *out);

@@ -34,6 +34,8 @@ struct iq_ruleset {
 	struct iq_pack **shared; /* shared-definition packs ("kind": "shared") */
 	size_t nshared;
 	unsigned long gen;      /* numbers the matched records (memo of shared signals) */
+	void *prefilter;        /* literals of every pattern, built at the first match */
+	int pf_active;          /* the prefilter has scanned the text being matched */
 };
 
 void iq_rules_init(struct iq_ruleset *rs);

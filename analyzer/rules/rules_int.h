@@ -19,6 +19,43 @@ struct iq_field {
 	enum iq_field_type type;
 };
 
+/* The literal prefilter (prefilter.c). */
+#define IQ_LIT_MAX 32          /* longest literal kept, with its NUL */
+#define IQ_PF_ALTS 8           /* alternatives of a pattern with literals */
+
+struct iq_pf_lit {
+	char s[IQ_LIT_MAX];    /* lower case */
+	unsigned char n;
+};
+
+struct iq_prefilter {
+	uint32_t *head;        /* first literal of each two-byte prefix, 65536 */
+	uint32_t *next;        /* the next literal with the same prefix */
+	struct iq_pf_lit *lits;
+	uint32_t *seen;        /* == gen when found in the current text */
+	size_t nlits, cap;
+	uint32_t gen;
+};
+
+/* The literals one of a pattern's alternatives must contain (nalt == 0:
+ * none known, the regex always runs). */
+struct iq_pat_lits {
+	unsigned char nalt;
+	char lit[IQ_PF_ALTS][IQ_LIT_MAX];
+	uint32_t id[IQ_PF_ALTS];
+};
+
+/* Fills out with one literal per top-level alternative of pat; returns how
+ * many, or 0 when some alternative has none (or pat is in a mode where
+ * characters do not mean themselves). */
+size_t iq_pf_extract(const char *pat, char out[][IQ_LIT_MAX], size_t max);
+struct iq_prefilter *iq_pf_new(void);
+void iq_pf_free(struct iq_prefilter *pf);
+/* Adds a literal (lower case, >= 2 bytes) and returns its id. */
+uint32_t iq_pf_add(struct iq_prefilter *pf, const char *lit);
+/* Marks the literals found in text (pf->seen[id] == pf->gen). */
+void iq_pf_scan(struct iq_prefilter *pf, const char *text, size_t n);
+
 struct iq_signal {
 	char *id;
 	char *path;             /* JSON path in the pack: "signals[2]" */
@@ -27,6 +64,7 @@ struct iq_signal {
 	enum iq_section section;
 	unsigned kinds;         /* bit per enum iq_kind; 0 = every kind */
 	pcre2_code **re;
+	struct iq_pat_lits *lits; /* per pattern, for the prefilter */
 	size_t nre;
 	pcre2_code **exc;       /* exceptions: a match cancels the signal */
 	size_t nexc;

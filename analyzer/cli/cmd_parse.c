@@ -25,8 +25,10 @@ static json_t *bytes_json(const char *p, size_t n)
 		unsigned char c = (unsigned char)p[i];
 		if (c >= 0xC2 && c <= 0xF4) {
 			k = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-			if (i + k > n || !json_stringn(p + i, k))
+			json_t *probe = i + k <= n ? json_stringn(p + i, k) : NULL;
+			if (!probe)
 				k = 0;
+			json_decref(probe);
 		}
 		if (k == 0 || (c >= 0x80 && k == 1)) {
 			iq_buf_printf(&b, "\\x%02x", c);

@@ -223,6 +223,36 @@ CREATE TABLE IF NOT EXISTS clock_skew (
   basis      TEXT NOT NULL
 ) STRICT;
 
+-- Who is who: every pod, container and node the bundle names, with the
+-- pod IP and container ID where pod status gives them (source
+-- 'pod-status') and the pods seen only in log paths ('log-path').
+CREATE VIEW IF NOT EXISTS identities AS
+  SELECT DISTINCT namespace, pod, uid AS pod_uid, node, pod_ip, container, container_id,
+         'pod-status' AS source
+  FROM pod_states
+  UNION
+  SELECT DISTINCT namespace, pod, NULL, node, NULL, container, NULL, 'log-path'
+  FROM files WHERE pod IS NOT NULL;
+
+-- Each upstream attempt of the load balancer with the pod and node behind
+-- its address (through the pod IPs of pod status): "which pod answered
+-- this 502?". pod is NULL when no pod had that IP.
+CREATE VIEW IF NOT EXISTS upstream_pods AS
+  SELECT u.record_id, u.attempt, h.ts, u.addr, u.status, h.status AS client_status,
+         p.namespace, p.pod, p.node
+  FROM http_upstreams u JOIN http_requests h ON h.record_id = u.record_id
+  LEFT JOIN (SELECT DISTINCT namespace, pod, node, pod_ip FROM pod_states
+             WHERE pod_ip IS NOT NULL) p
+    ON u.addr = p.pod_ip OR u.addr LIKE p.pod_ip || ':%';
+
+-- The GPUs seen in metric samples, with pci_key, the bus and device in
+-- the one spelling both nvidia-smi ("00000000:3B:00.0") and the driver's
+-- Xid lines ("PCI:0000:3b:00") reduce to: "3b:00".
+CREATE VIEW IF NOT EXISTS gpus AS
+  SELECT DISTINCT node, gpu_index, uuid, pci_bus, name,
+         lower(substr(pci_bus, instr(pci_bus, ':') + 1, 5)) AS pci_key
+  FROM gpu_samples WHERE uuid IS NOT NULL OR pci_bus IS NOT NULL;
+
 -- Every record with its file, source format and the signals it matched:
 -- the merged timeline across all sources, in time order when sorted by ts;
 -- time is ts as RFC 3339 UTC with milliseconds.

@@ -245,6 +245,14 @@ def main():
         g = query(db, "SELECT count(DISTINCT node) AS nodes, max(mem_used_mib / mem_total_mib) AS peak"
                       " FROM gpu_samples")[0]
         check(g["nodes"] == 3 and g["peak"] >= 0.99, "gpu samples on 3 nodes reaching 99%", str(g))
+        # identity: every 502 attempt of the LB maps to a pod and its node
+        up = query(db, "SELECT pod, node, count(*) AS n FROM upstream_pods WHERE status = 502"
+                       " GROUP BY pod, node ORDER BY pod")
+        pods = {p["pod"]: p for p in TRUTH["pods"]}
+        check([r["pod"] for r in up] == sorted(pods) and all(r["node"] == pods[r["pod"]]["node"] for r in up),
+              "502s joined to pods and nodes through pod IPs", str(up))
+        g = query(db, "SELECT node, pci_key FROM gpus ORDER BY node")
+        check(len(g) == 3 and all(len(r["pci_key"]) == 5 for r in g), "gpus view with pci keys", str(g))
         e = query(db, "SELECT count(*) AS n FROM k8s_events WHERE reason = 'BackOff'")[0]
         check(e["n"] >= 3, "BackOff events", str(e))
 

@@ -263,7 +263,7 @@ CREATE VIEW IF NOT EXISTS timeline AS
            || printf('.%03dZ', (r.ts / 1000000) % 1000) END AS time,
          r.node, r.namespace, r.pod, r.container,
          f.format AS source, r.kind, r.severity, r.text,
-         (SELECT group_concat(m.signal, ',') FROM signal_matches m
-           WHERE m.record_id = r.id) AS tags,
+         (SELECT group_concat(signal, ',') FROM (SELECT DISTINCT signal FROM signal_matches m
+           WHERE m.record_id = r.id ORDER BY signal)) AS tags,
          f.path AS file, r.line
   FROM records r JOIN files f ON f.id = r.file_id;

@@ -74,6 +74,14 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth);
 static void problem(struct walk *w, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Drops the line ends some libarchive messages carry. */
+static void trim_end(char *msg)
+{
+	size_t n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r' || msg[n - 1] == ' '))
+		msg[--n] = '\0';
+}
+
 static void problem(struct walk *w, const char *path, const char *fmt, ...)
 {
 	char msg[1024];
@@ -83,6 +91,7 @@ static void problem(struct walk *w, const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	trim_end(msg);
 	w->o->problem(path, msg, w->o->u);
 }
 
@@ -122,7 +131,9 @@ static ssize_t source_read(struct stream *s, void *buf, size_t n)
 		la_ssize_t r = archive_read_data(s->a, buf, n);
 		if (r < 0) {
 			s->state = ST_ERR;
-			return iq_diag_set(&s->err, IQ_ERR_INPUT, "%s", arc_error(s->a));
+			iq_diag_set(&s->err, IQ_ERR_INPUT, "%s", arc_error(s->a));
+			trim_end(s->err.msg);
+			return IQ_ERR_INPUT;
 		}
 		return r;
 	}
@@ -158,8 +169,8 @@ static void total_over(struct walk *w, const char *path)
 		return;
 	w->total_over = 1;
 	w->stop = 1;
-	problem(w, path, "decompressed size of the bundle over the limit of %lld bytes: rest of the bundle not read",
-		(long long)w->max_total);
+	problem(w, path, "decompressed size of the bundle over the limit of %lld bytes: rest of the bundle not read"
+		" (--max-bundle-bytes raises it)", (long long)w->max_total);
 }
 
 /* The budget is spent: finds out whether the stream has more bytes, and if
@@ -184,8 +195,8 @@ static ssize_t over_limit(struct stream *s, int64_t member_room, struct iq_diag 
 	}
 	s->state = ST_OVER;
 	if (member_room <= 0)
-		problem(w, s->path, "decompressed size over the limit of %lld bytes: rest not read",
-			(long long)w->max_member);
+		problem(w, s->path, "decompressed size over the limit of %lld bytes: rest not read"
+			" (--max-member-bytes raises it)", (long long)w->max_member);
 	else
 		total_over(w, s->path);
 	return 0;
@@ -370,7 +381,8 @@ static void deliver(struct walk *w, struct stream *s)
 static void skip_entry(struct walk *w, struct archive *a, const char *path)
 {
 	if (archive_filter_count(a) <= 1) {
-		archive_read_data_skip(a);
+		if (archive_read_data_skip(a) < ARCHIVE_WARN)
+			problem(w, path, "%s", arc_error(a));
 		return;
 	}
 	if (!w->scratch)
@@ -387,6 +399,15 @@ static void skip_entry(struct walk *w, struct archive *a, const char *path)
 			return; /* an error shows again at the next header */
 		w->total += r;
 	}
+}
+
+/* Whether a's entries are stored as they are (tar, cpio, ar without a
+ * compression filter), so that none can be bigger than the archive. */
+static int stores_plain(struct archive *a)
+{
+	int f = archive_format(a) & ARCHIVE_FORMAT_BASE_MASK;
+	return archive_filter_count(a) <= 1 &&
+	       (f == ARCHIVE_FORMAT_TAR || f == ARCHIVE_FORMAT_CPIO || f == ARCHIVE_FORMAT_AR);
 }
 
 /* One entry of an archive whose entries are at depth. */
@@ -413,6 +434,13 @@ static void walk_entry(struct walk *w, struct archive *a, struct archive_entry *
 		s.a = a;
 		s.depth = depth;
 		s.size = archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
+		/* An uncompressed archive cannot hold a member bigger than
+		 * itself: a header that says so is damaged, and skipping over
+		 * the claim would end the archive silently. */
+		if (stores_plain(a) && cont->size >= 0 && s.size > cont->size)
+			problem(w, path, "header claims %lld bytes, more than the %lld bytes of the archive:"
+				" a damaged or truncated archive", (long long)s.size,
+				(long long)cont->size);
 		s.mtime = entry_mtime(e);
 		walk_stream(w, &s, depth + 1);
 		if (!w->stop)
@@ -423,9 +451,11 @@ static void walk_entry(struct walk *w, struct archive *a, struct archive_entry *
 
 /* Walks the archive read by a, whose bytes are those of cont; its entries
  * are at depth. A compressed single file (raw format) is one member named
- * and dated like cont. */
-static void walk_archive(struct walk *w, struct archive *a, struct stream *cont, int depth)
+ * and dated like cont. Returns the entries read, or -1 when the archive
+ * failed before its first entry. */
+static int walk_archive(struct walk *w, struct archive *a, struct stream *cont, int depth)
 {
+	int entries = 0;
 	int first = 1;
 	int fails = 0;
 
@@ -456,9 +486,10 @@ static void walk_archive(struct walk *w, struct archive *a, struct stream *cont,
 			problem(w, cont->path, "%s",
 				cont->state == ST_ERR ? cont->err.msg : arc_error(a));
 			if (r == ARCHIVE_FATAL || ++fails >= MAX_HEADER_FAILS)
-				break;
+				return first ? -1 : entries;
 			continue;
 		}
+		entries++;
 		/* ARCHIVE_WARN: a name not convertible to the locale and such;
 		 * entry_name() falls back to the stored UTF-8 */
 		fails = 0;
@@ -475,6 +506,7 @@ static void walk_archive(struct walk *w, struct archive *a, struct stream *cont,
 		}
 		walk_entry(w, a, e, cont, depth);
 	}
+	return entries;
 }
 
 /* Reads s: when its first bytes say archive or compressed, walks it as an
@@ -519,7 +551,23 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth)
 				s->state == ST_ERR ? s->err.msg : arc_error(a));
 		goto out;
 	}
-	walk_archive(w, a, s, inner_depth);
+	if (walk_archive(w, a, s, inner_depth) < 0 && !s->a && !w->stop &&
+	    s->plen >= 4 && memcmp(s->peek, "PK\x03\x04", 4) == 0) {
+		/* A zip whose central directory is damaged: its entries
+		 * still have their local headers, which the streaming zip
+		 * reader follows from the start. */
+		archive_read_free(a);
+		a = archive_read_new();
+		if (!a || lseek(s->fd, 0, SEEK_SET) != 0)
+			goto out;
+		archive_read_support_format_zip_streamable(a);
+		if (archive_read_open_fd(a, s->fd, BLOCK) < ARCHIVE_WARN) {
+			problem(w, s->path, "%s", arc_error(a));
+			goto out;
+		}
+		problem(w, s->path, "central directory unreadable: entries read from their local headers");
+		walk_archive(w, a, s, inner_depth);
+	}
 out:
 	if (a)
 		archive_read_free(a);

@@ -113,8 +113,11 @@ int iq_cmd_analyze(int argc, char **argv)
 	struct iq_ruleset rs;
 	iq_rules_init(&rs);
 	char dbtmp[4096], dbpath[4096], fpath[4096], mpath[4096];
+	struct iq_ingest_opts io = {0};
 
 	for (int i = 1; i < argc; i++) {
+		if (iq_ingest_option("analyze", argc, argv, &i, &io, &usage))
+			continue;
 		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) && i + 1 < argc)
 			dir = argv[++i];
 		else if (strcmp(argv[i], "--rules") == 0 && i + 1 < argc)
@@ -126,7 +129,7 @@ int iq_cmd_analyze(int argc, char **argv)
 		else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc)
 			i++; /* accepted; ingest is single-threaded for now */
 		else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
-			quiet = 1;
+			io.quiet = quiet = 1;
 		else if (argv[i][0] == '-' && argv[i][1]) {
 			iq_errorf("analyze: unknown option '%s'", argv[i]);
 			usage = 1;
@@ -175,12 +178,18 @@ int iq_cmd_analyze(int argc, char **argv)
 		rc = IQ_EXIT_INPUT;
 		goto out;
 	}
-	rc = iq_ingest_run(s, &rs, bundles, nb, quiet);
+	iq_signals_install();
+	rc = iq_ingest_run(s, &rs, bundles, nb, &io);
 	if (rc)
-		goto out;
+		goto out; /* interrupted too: the outputs of a previous run stay */
 	if (iq_detect(s, &rs, &d) || !(doc = iq_report_build(s, &d))) {
 		iq_errorf("%s", d.msg);
 		rc = IQ_EXIT_INTERNAL;
+		goto out;
+	}
+	if (iq_interrupted()) {
+		iq_errorf("interrupted; no output written, rerun to finish");
+		rc = IQ_EXIT_INTERRUPTED;
 		goto out;
 	}
 	char charts[4200];

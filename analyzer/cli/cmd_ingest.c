@@ -40,7 +40,8 @@ static int note_bundles(struct iq_store *s, char **bundles, int n)
 	return rc;
 }
 
-int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int n, int quiet)
+int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int n,
+		  const struct iq_ingest_opts *o)
 {
 	struct iq_ingest_stats st;
 	memset(&st, 0, sizeof st);
@@ -50,7 +51,9 @@ int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int
 	for (int i = 0; i < n && !rc; i++) {
 		struct iq_diag d = {{0}};
 		long known = st.files_known, already = st.files_already;
-		rc = iq_ingest_bundle(s, rs, bundles[i], quiet, &st, &d);
+		rc = iq_ingest_bundle(s, rs, bundles[i], o, &st, &d);
+		if (rc == IQ_ERR_INTR)
+			break;
 		if (rc) {
 			iq_errorf("%s", d.msg);
 			return iq_exit_of(rc);
@@ -64,17 +67,47 @@ int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int
 			return IQ_EXIT_INPUT;
 		}
 	}
+	if (rc == IQ_ERR_INTR || (!rc && iq_interrupted())) {
+		/* keep what is done; the file being read stays 'reading' */
+		if (iq_store_commit(s)) {
+			iq_errorf("database error");
+			return IQ_EXIT_INTERNAL;
+		}
+		iq_errorf("interrupted; %ld files complete, rerun to finish", st.files_done);
+		return IQ_EXIT_INTERRUPTED;
+	}
 	if (!rc)
 		rc = iq_store_finish(s);
 	if (rc) {
 		iq_errorf("database error");
 		return IQ_EXIT_INTERNAL;
 	}
-	if (!quiet)
+	if (!o->quiet)
 		fprintf(stderr, "inquest: %ld files read (%ld already in the database), %ld records, "
 				"%ld signal matches, %lld bytes\n",
 			st.files, st.files_already, st.records, st.matches, (long long)st.bytes);
 	return IQ_EXIT_OK;
+}
+
+int iq_ingest_option(const char *cmd, int argc, char **argv, int *i,
+		     struct iq_ingest_opts *o, int *bad)
+{
+	const char *a = argv[*i];
+	int64_t *dst;
+	if (strcmp(a, "--max-member-bytes") == 0)
+		dst = &o->max_member_bytes;
+	else if (strcmp(a, "--max-bundle-bytes") == 0)
+		dst = &o->max_bundle_bytes;
+	else
+		return 0;
+	if (*i + 1 >= argc) {
+		iq_errorf("%s: %s needs a size, like 512M or 8G", cmd, a);
+		*bad = 1;
+		return 1;
+	}
+	if (iq_size_option(cmd, a, argv[++*i], dst))
+		*bad = 1;
+	return 1;
 }
 
 int iq_cmd_ingest(int argc, char **argv)
@@ -82,23 +115,25 @@ int iq_cmd_ingest(int argc, char **argv)
 	const char *db = NULL;
 	char **bundles = iq_xcalloc((size_t)argc, sizeof *bundles);
 	char **rules = iq_xcalloc((size_t)argc, sizeof *rules);
-	int nb = 0, nr = 0, quiet = 0, rc;
+	int nb = 0, nr = 0, rc, bad = 0;
+	struct iq_ingest_opts io = {0};
 	for (int i = 1; i < argc; i++) {
+		if (iq_ingest_option("ingest", argc, argv, &i, &io, &bad))
+			continue;
 		if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
 			db = argv[++i];
 		else if (strcmp(argv[i], "--rules") == 0 && i + 1 < argc)
 			rules[nr++] = argv[++i];
 		else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
-			quiet = 1;
+			io.quiet = 1;
 		else if (argv[i][0] == '-' && argv[i][1]) {
 			iq_errorf("ingest: unknown option '%s'", argv[i]);
-			nb = 0;
-			db = NULL;
+			bad = 1;
 			break;
 		} else
 			bundles[nb++] = argv[i];
 	}
-	if (!db || nb == 0) {
+	if (bad || !db || nb == 0) {
 		iq_usage_of("ingest");
 		rc = IQ_EXIT_USAGE;
 		goto out;
@@ -113,7 +148,8 @@ int iq_cmd_ingest(int argc, char **argv)
 			iq_errorf("%s", d.msg);
 			rc = IQ_EXIT_INPUT;
 		} else {
-			rc = iq_ingest_run(s, &rs, bundles, nb, quiet);
+			iq_signals_install();
+			rc = iq_ingest_run(s, &rs, bundles, nb, &io);
 			iq_store_close(s);
 		}
 	}

@@ -106,7 +106,8 @@ int iq_cmd_query(int argc, char **argv)
 				case SQLITE_FLOAT: v = json_real(sqlite3_column_double(q, c)); break;
 				case SQLITE_NULL: v = json_null(); break;
 				default:
-					v = json_string((const char *)sqlite3_column_text(q, c));
+					v = json_stringn((const char *)sqlite3_column_text(q, c),
+							 (size_t)sqlite3_column_bytes(q, c));
 					if (!v)
 						v = json_string("(invalid UTF-8)");
 				}
@@ -126,7 +127,9 @@ int iq_cmd_query(int argc, char **argv)
 				if (c)
 					putchar('\t');
 				if (t) {
-					iq_escape_display(esc, sizeof esc, t, strlen(t));
+					/* the length, not strlen: text may hold NUL bytes */
+					iq_escape_display(esc, sizeof esc, t,
+							  (size_t)sqlite3_column_bytes(q, c));
 					fputs(esc, stdout);
 				} else {
 					fputs("NULL", stdout);

@@ -10,9 +10,11 @@
 static void problem(const char *path, const char *msg, void *u)
 {
 	IQ_UNUSED(u);
-	char esc[1024];
+	char esc[1024], emsg[1024];
 	iq_escape_display(esc, sizeof esc, path, strlen(path));
-	iq_warnf("%s: %s", esc, msg);
+	/* the message may quote the bundle too (a link's target) */
+	iq_escape_display(emsg, sizeof emsg, msg, strlen(msg));
+	iq_warnf("%s: %s", esc, emsg);
 }
 
 static int on_member(struct iq_member *m, void *u)

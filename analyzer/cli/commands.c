@@ -7,16 +7,33 @@
 
 static const struct iq_command commands[] = {
 	{"analyze", iq_cmd_analyze,
-	 "analyze BUNDLE... [-o DIR] [--rules PATH]... [--quiet] [--fail-on VERDICT[,VERDICT]]",
+	 "analyze BUNDLE... [-o DIR] [--rules PATH]... [--quiet] [--fail-on VERDICT[,VERDICT]]"
+	 " [--max-member-bytes N] [--max-bundle-bytes N]",
 	 "Ingest the bundle, run the rule packs and write inquest.db, findings.json\n"
-	 "and postmortem.md into DIR (default ./inquest-<bundle name>/)."},
-	{"ingest", iq_cmd_ingest, "ingest BUNDLE... --db FILE [--rules PATH]...",
+	 "and postmortem.md into DIR (default ./inquest-<bundle name>/).\n"
+	 "--max-member-bytes N: read at most N decompressed bytes of each file\n"
+	 "(default 8G); --max-bundle-bytes N: at most N in all (default 64G). N\n"
+	 "takes K, M, G, T. What a limit cuts off is a warning and a problem in\n"
+	 "the coverage; past a file's limit the rest of the bundle is still read.\n"
+	 "SIGINT/SIGTERM stop the run with exit 130 and leave the previous\n"
+	 "outputs in DIR as they were."},
+	{"ingest", iq_cmd_ingest,
+	 "ingest BUNDLE... --db FILE [--rules PATH]... [--max-member-bytes N] [--max-bundle-bytes N]",
 	 "Parse the bundle into the database only. Files already ingested are not\n"
-	 "read again, so re-ingesting a bundle adds no duplicates."},
+	 "read again, so re-ingesting a bundle adds no duplicates. The limits are\n"
+	 "those of analyze. SIGINT/SIGTERM commit the files read so far and exit\n"
+	 "130; a rerun reads the file that was cut and the rest."},
 	{"report", iq_cmd_report, "report --db FILE [--format md|json|text] [--lang en|tr] [-o FILE]",
 	 "Render the postmortem (md), the findings (json) or a short terminal summary\n"
 	 "(text) again from an existing database, read-only. With -o, the SVG charts\n"
 	 "go to charts/ beside FILE."},
+	{"detect", iq_cmd_detect, "detect --db FILE [--rules PATH]...",
+	 "Run the rule packs' detectors over a database filled by ingest and store\n"
+	 "the findings (render them with inquest report)."},
+	{"timeline", iq_cmd_timeline,
+	 "timeline --db FILE [--since T] [--until T] [--namespace NS] [--node N] [--pod P] [--tag SIGNAL] [--all] [--format text|md|json|csv] [--limit N]",
+	 "The merged timeline in time order: records that matched a signal (every\n"
+	 "record with --all), filtered by time window, namespace, node, pod or signal."},
 	{"query", iq_cmd_query, "query --db FILE [--format table|csv|json] SQL",
 	 "Run read-only SQL against a database and print the rows."},
 	{"sniff", iq_cmd_sniff, "sniff FILE...",

@@ -32,6 +32,8 @@ struct file_run {
 	struct iq_ingest_stats *st;
 };
 
+#define INTR_EVERY 4096 /* records between two looks at the signal flag */
+
 struct walk_state {
 	struct iq_store *s;
 	struct iq_ruleset *rs;
@@ -55,7 +57,8 @@ static int on_record(void *u, const struct iq_record *r)
 	int rc = iq_store_record(fr->s, fr->file_id, &fr->ctx.file_id, r, &fr->record_id);
 	if (rc)
 		return rc;
-	fr->st->records++;
+	if (++fr->st->records % INTR_EVERY == 0 && iq_interrupted())
+		return IQ_ERR_INTR;
 	return iq_rules_match(fr->rs, r, on_match, fr);
 }
 
@@ -87,6 +90,9 @@ static void on_skip(void *u, long first, long count, const char *reason, const c
 static ssize_t member_read(void *src, void *buf, size_t n, struct iq_diag *d)
 {
 	struct file_run *fr = src;
+	/* also stops a file whose lines make no records (a 100 MB line) */
+	if (iq_interrupted())
+		return iq_diag_set(d, IQ_ERR_INTR, "interrupted");
 	ssize_t got = iq_member_read(fr->m, buf, n, d);
 	if (got > 0)
 		fr->bytes += got;
@@ -96,10 +102,12 @@ static ssize_t member_read(void *src, void *buf, size_t n, struct iq_diag *d)
 static void on_problem(const char *path, const char *msg, void *u)
 {
 	struct walk_state *ws = u;
-	char esc[1024];
+	char esc[1024], emsg[1024];
 	iq_escape_display(esc, sizeof esc, path, strlen(path));
+	/* the message may quote the bundle too (a link's target) */
+	iq_escape_display(emsg, sizeof emsg, msg, strlen(msg));
 	if (!ws->quiet)
-		iq_warnf("%s: %s", esc, msg);
+		iq_warnf("%s: %s", esc, emsg);
 	iq_store_problem(ws->s, path, msg);
 }
 
@@ -112,6 +120,8 @@ static int on_member(struct iq_member *m, void *u)
 	fr.rs = ws->rs;
 	fr.m = m;
 	fr.st = ws->st;
+	if (iq_interrupted())
+		return IQ_ERR_INTR;
 
 	/* Fill the sniffing window (the read may return less than asked). */
 	static char head[IQ_HEAD_BYTES];
@@ -139,6 +149,7 @@ static int on_member(struct iq_member *m, void *u)
 		return rc;
 	if (already) {
 		ws->st->files_already++;
+		ws->st->files_done++;
 		return 0;
 	}
 	ws->st->files++;
@@ -147,7 +158,18 @@ static int on_member(struct iq_member *m, void *u)
 	const char *status = "done";
 	const char *error = NULL;
 	struct iq_diag pd = {{0}};
-	if (!f) {
+	if (!f && read_err) {
+		/* nothing readable before the error: the error is the news, not
+		 * an "empty" file */
+		status = "error";
+		error = rd.msg;
+		snprintf(ws->st->last_why, sizeof ws->st->last_why, "%.200s", rd.msg);
+		char esc[1024], emsg[1024];
+		iq_escape_display(esc, sizeof esc, m->path, strlen(m->path));
+		iq_escape_display(emsg, sizeof emsg, rd.msg, strlen(rd.msg));
+		if (!ws->quiet)
+			iq_warnf("%s: %s (read stopped after %zu bytes)", esc, emsg, n);
+	} else if (!f) {
 		status = n == 0 ? "empty" : strncmp(why, "binary", 6) == 0 ? "binary" : "unknown";
 		snprintf(ws->st->last_why, sizeof ws->st->last_why, "%s", why);
 	} else {
@@ -158,16 +180,18 @@ static int on_member(struct iq_member *m, void *u)
 		fr.ctx.sink.skip = on_skip;
 		fr.ctx.sink.u = &fr;
 		rc = iq_parse_run(f, &fr.ctx, head, n, read_err ? NULL : member_read, &fr, &fs, &pd);
-		if (rc == IQ_ERR_DB || rc == IQ_ERR_NOMEM)
+		/* interrupted: the file stays 'reading', so a rerun reads it again */
+		if (rc == IQ_ERR_DB || rc == IQ_ERR_NOMEM || rc == IQ_ERR_INTR)
 			return rc;
 		if (rc || read_err) {
 			status = "error";
 			error = read_err ? rd.msg : pd.msg;
-			char esc[1024];
+			char esc[1024], emsg[1024];
 			iq_escape_display(esc, sizeof esc, m->path, strlen(m->path));
+			iq_escape_display(emsg, sizeof emsg, error, strlen(error));
 			if (!ws->quiet)
 				iq_warnf("%s:%ld: %s (read stopped; %ld lines kept)", esc, fs.lines_read,
-					 error, fs.lines_read);
+					 emsg, fs.lines_read);
 		}
 	}
 	for (int i = 0; i < fr.nskips; i++) {
@@ -178,7 +202,10 @@ static int on_member(struct iq_member *m, void *u)
 			return rc;
 	}
 	ws->st->bytes += fr.bytes;
-	return iq_store_file_end(ws->s, fr.file_id, &fs, fr.bytes, status, error);
+	rc = iq_store_file_end(ws->s, fr.file_id, &fs, fr.bytes, status, error);
+	if (!rc)
+		ws->st->files_done++;
+	return rc;
 }
 
 /* The bundle's display name: its last path component. */
@@ -194,12 +221,17 @@ static const char *base_name(const char *path)
 }
 
 int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path,
-		     int quiet, struct iq_ingest_stats *st, struct iq_diag *d)
+		     const struct iq_ingest_opts *io, struct iq_ingest_stats *st,
+		     struct iq_diag *d)
 {
-	struct walk_state ws = {.s = s, .rs = rs, .bundle = base_name(path), .quiet = quiet,
-				.st = st, .d = d};
-	struct iq_walk_opts o = {.problem = on_problem, .u = &ws};
+	struct walk_state ws = {.s = s, .rs = rs, .bundle = base_name(path),
+				.quiet = io->quiet, .st = st, .d = d};
+	struct iq_walk_opts o = {.problem = on_problem, .u = &ws,
+				 .max_member_bytes = io->max_member_bytes,
+				 .max_total_bytes = io->max_bundle_bytes};
 	int rc = iq_bundle_walk(path, &o, on_member, d);
+	if (rc == IQ_ERR_INTR)
+		return rc;
 	if (rc == IQ_ERR_DB)
 		iq_diag_set(d, rc, "database error while ingesting '%s'", path);
 	return rc;

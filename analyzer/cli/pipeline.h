@@ -13,15 +13,26 @@ struct iq_ingest_stats {
 	long matches;
 	int64_t bytes;
 	long files_known;      /* files read with a recognised format */
+	long files_done;       /* files read to their end (or stored as done) in this run */
 	char last_why[256];    /* why the last unrecognised file was not read */
+};
+
+/* How to ingest: 0 limits take the walker's defaults (bundle.h). */
+struct iq_ingest_opts {
+	int quiet;
+	int64_t max_member_bytes;  /* --max-member-bytes */
+	int64_t max_bundle_bytes;  /* --max-bundle-bytes */
 };
 
 /* Reads every file of the bundle at path into s, tagging records with the
  * signals of rs. Problems inside the bundle are stored and do not fail the
  * run; returns IQ_ERR_INPUT (d->msg names the bundle) when the bundle
- * cannot be opened at all, IQ_ERR_DB on database errors. */
+ * cannot be opened at all, IQ_ERR_DB on database errors, IQ_ERR_INTR when
+ * iq_interrupted() became true: the file being read is left in status
+ * 'reading' (nothing is committed here; the caller commits). */
 int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path,
-		     int quiet, struct iq_ingest_stats *st, struct iq_diag *d);
+		     const struct iq_ingest_opts *o, struct iq_ingest_stats *st,
+		     struct iq_diag *d);
 
 /* Loads the shipped packs plus each --rules path; on error prints it and
  * returns IQ_EXIT_RULES, else 0. */

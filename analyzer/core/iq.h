@@ -20,6 +20,7 @@ enum iq_err {
 	IQ_ERR_RULES = -4,   /* a rule pack is wrong */
 	IQ_ERR_NOMEM = -5,
 	IQ_ERR_DB = -6,      /* SQLite failed */
+	IQ_ERR_INTR = -7,    /* stopped by a signal (SIGINT, SIGTERM) */
 	IQ_ERR_INTERNAL = -70,
 };
 

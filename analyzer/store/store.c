@@ -39,7 +39,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_MATCH] = "INSERT OR IGNORE INTO signal_matches VALUES (?1,?2,?3,?4)",
 	[ST_SKIP] = "INSERT INTO skips VALUES (?1,?2,?3,?4,?5) ON CONFLICT(file_id, reason)"
 		    " DO UPDATE SET lines = lines + excluded.lines",
-	[ST_PROBLEM] = "INSERT INTO problems(path, message) VALUES (?1, ?2)",
+	/* a rerun over the same bundle meets the same problems again */
+	[ST_PROBLEM] = "INSERT INTO problems(path, message) SELECT ?1, ?2 WHERE NOT EXISTS"
+		       " (SELECT 1 FROM problems WHERE path = ?1 AND message = ?2)",
 	[ST_META] = "INSERT OR REPLACE INTO meta VALUES (?1, ?2)",
 };
 
@@ -502,6 +504,11 @@ int iq_store_meta(struct iq_store *s, const char *key, const char *value)
 	bind_cstr(q, 1, key);
 	bind_cstr(q, 2, value);
 	return step(s, q);
+}
+
+int iq_store_commit(struct iq_store *s)
+{
+	return commit_tx(s);
 }
 
 int iq_store_finish(struct iq_store *s)

@@ -49,6 +49,10 @@ int iq_store_meta(struct iq_store *s, const char *key, const char *value);
 /* Commits the open transaction and builds the indexes. */
 int iq_store_finish(struct iq_store *s);
 
+/* Commits the open transaction, if any (an interrupted run keeps what it
+ * has). Returns 0 or IQ_ERR_DB. */
+int iq_store_commit(struct iq_store *s);
+
 /* Runs sql (several statements allowed), returning 0 or IQ_ERR_DB. */
 int iq_store_exec(struct iq_store *s, const char *sql, struct iq_diag *d);
 

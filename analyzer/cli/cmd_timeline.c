@@ -1,0 +1,181 @@
+/* cmd_timeline.c: `inquest timeline --db FILE [--since T] [--until T]
+ * [--namespace NS] [--node N] [--pod P] [--tag SIGNAL] [--all]
+ * [--format text|md|json|csv] [--limit N]`: the merged timeline from the
+ * database, in time order. By default only records that matched a signal;
+ * --all lists every record in the window. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../store/store.h"
+#include "cli.h"
+
+struct filt {
+	const char *since, *until, *ns, *node, *pod, *tag, *format;
+	int all;
+	long limit;
+};
+
+static void csv_field(const char *s)
+{
+	if (!s)
+		return;
+	if (strpbrk(s, ",\"\n\r") == NULL) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+/* Markdown table cell: one line, specials escaped. */
+static void md_field(const char *s)
+{
+	char esc[2048];
+	if (!s)
+		return;
+	iq_escape_display(esc, sizeof esc, s, strlen(s) > 400 ? 400 : strlen(s));
+	for (const char *p = esc; *p; p++) {
+		if (strchr("|`*_[]<>#~", *p))
+			putchar('\\');
+		putchar(*p);
+	}
+}
+
+static int parse_args(int argc, char **argv, const char **db, struct filt *f)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--all")) {
+			f->all = 1;
+			continue;
+		}
+		if (!v)
+			return -1;
+		if (!strcmp(a, "--db"))
+			*db = v;
+		else if (!strcmp(a, "--since"))
+			f->since = v;
+		else if (!strcmp(a, "--until"))
+			f->until = v;
+		else if (!strcmp(a, "--namespace"))
+			f->ns = v;
+		else if (!strcmp(a, "--node"))
+			f->node = v;
+		else if (!strcmp(a, "--pod"))
+			f->pod = v;
+		else if (!strcmp(a, "--tag"))
+			f->tag = v;
+		else if (!strcmp(a, "--format"))
+			f->format = v;
+		else if (!strcmp(a, "--limit"))
+			f->limit = strtol(v, NULL, 10);
+		else
+			return -1;
+		i++;
+	}
+	return *db ? 0 : -1;
+}
+
+int iq_cmd_timeline(int argc, char **argv)
+{
+	const char *db = NULL;
+	struct filt f = {.format = "text", .limit = 10000};
+	if (parse_args(argc, argv, &db, &f) != 0 ||
+	    (strcmp(f.format, "text") && strcmp(f.format, "md") && strcmp(f.format, "json") &&
+	     strcmp(f.format, "csv"))) {
+		iq_usage_of("timeline");
+		return IQ_EXIT_USAGE;
+	}
+	int64_t since = IQ_TIME_NONE, until = IQ_TIME_NONE;
+	if ((f.since && iq_time_parse_arg(f.since, &since)) || (f.until && iq_time_parse_arg(f.until, &until))) {
+		iq_errorf("timeline: --since/--until take RFC 3339 times (2026-11-30T14:12:00Z) or dates");
+		return IQ_EXIT_USAGE;
+	}
+	struct iq_store *s;
+	struct iq_diag d = {{0}};
+	if (iq_store_open(db, 1, &s, &d)) {
+		iq_errorf("%s", d.msg);
+		return IQ_EXIT_INPUT;
+	}
+	sqlite3_stmt *q;
+	const char *sql =
+		"SELECT time, node, pod, source, kind, tags, file, line, text FROM timeline"
+		" WHERE (?1 IS NULL OR ts >= ?1) AND (?2 IS NULL OR ts <= ?2)"
+		" AND (?3 IS NULL OR namespace = ?3) AND (?4 IS NULL OR node = ?4) AND (?5 IS NULL OR pod = ?5)"
+		" AND (?6 IS NULL OR record_id IN (SELECT record_id FROM signal_matches WHERE signal = ?6))"
+		" AND (?7 OR record_id IN (SELECT record_id FROM signal_matches))"
+		" ORDER BY ts IS NULL, ts, file, line LIMIT ?8";
+	if (sqlite3_prepare_v2(iq_store_db(s), sql, -1, &q, NULL) != SQLITE_OK) {
+		iq_errorf("timeline: %s", sqlite3_errmsg(iq_store_db(s)));
+		iq_store_close(s);
+		return IQ_EXIT_INTERNAL;
+	}
+	if (since != IQ_TIME_NONE)
+		sqlite3_bind_int64(q, 1, since);
+	if (until != IQ_TIME_NONE)
+		sqlite3_bind_int64(q, 2, until);
+	const char *strs[] = {f.ns, f.node, f.pod, f.tag};
+	for (int i = 0; i < 4; i++)
+		if (strs[i])
+			sqlite3_bind_text(q, 3 + i, strs[i], -1, SQLITE_STATIC);
+	sqlite3_bind_int(q, 7, f.all);
+	sqlite3_bind_int64(q, 8, f.limit > 0 ? f.limit : 10000);
+	static const char *const cols[] = {"time", "node", "pod", "source", "kind", "tags", "file", "line", "text"};
+	json_t *rows = strcmp(f.format, "json") == 0 ? json_array() : NULL;
+	if (!strcmp(f.format, "csv"))
+		puts("time,node,pod,source,kind,tags,file,line,text");
+	else if (!strcmp(f.format, "md"))
+		puts("| time (UTC) | node | pod | signals | evidence | text |\n| --- | --- | --- | --- | --- | --- |");
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		const char *v[9];
+		for (int c = 0; c < 9; c++)
+			v[c] = (const char *)sqlite3_column_text(q, c);
+		if (rows) {
+			json_t *o = json_object();
+			for (int c = 0; c < 9; c++) {
+				json_t *j = c == 7 ? json_integer(sqlite3_column_int64(q, c))
+					: v[c] ? json_string(v[c]) : json_null();
+				json_object_set_new(o, cols[c], j ? j : json_string("(invalid UTF-8)"));
+			}
+			json_array_append_new(rows, o);
+		} else if (!strcmp(f.format, "csv")) {
+			for (int c = 0; c < 9; c++) {
+				if (c)
+					putchar(',');
+				csv_field(v[c]);
+			}
+			putchar('\n');
+		} else if (!strcmp(f.format, "md")) {
+			printf("| %s | ", v[0] ? v[0] : "unknown");
+			md_field(v[1]);
+			fputs(" | ", stdout);
+			md_field(v[2]);
+			printf(" | %s | `", v[5] ? v[5] : "");
+			md_field(v[6]);
+			printf(":%s` | ", v[7]);
+			md_field(v[8]);
+			puts(" |");
+		} else {
+			char esc[4096];
+			const char *t = v[8] ? v[8] : "";
+			iq_escape_display(esc, sizeof esc, t, strlen(t) > 300 ? 300 : strlen(t));
+			printf("%s  %-14s %-20s %-18s %s:%s\n    %s\n", v[0] ? v[0] : "(no time)               ",
+			       v[1] ? v[1] : "-", v[2] ? v[2] : "-", v[5] ? v[5] : "", v[6], v[7], esc);
+		}
+	}
+	sqlite3_finalize(q);
+	if (rows) {
+		json_dumpf(rows, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+		json_decref(rows);
+	}
+	iq_store_close(s);
+	return IQ_EXIT_OK;
+}

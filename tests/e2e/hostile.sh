@@ -1,0 +1,325 @@
+#!/bin/sh
+# hostile.sh BIN: hostile and broken bundles (made at test time by
+# hostile_gen.py): nothing crashes, nothing is lost, nothing escapes. Each
+# case checks the exit status, that stderr names the file (and line), that
+# the rest of the bundle was analyzed (the CUDA OOM line of a good member
+# is in findings.json) and the coverage (files, skips, problems tables).
+# Then interrupted runs: SIGINT, SIGTERM and SIGKILL in the middle of an
+# ingest (a scale-60 sample bundle, 2-6 s to ingest), a rerun, and table
+# counts equal to an uninterrupted ingest. HOSTILE_TIMES=1 prints timings.
+bin=$1
+case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+export TZ=UTC LC_ALL=C
+tmp=$(mktemp -d)
+trap 'chmod -R u+rwX "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+in=$tmp/in
+pass=0 fail=0
+ok() { pass=$((pass+1)); }
+ko() { echo "FAIL: $*"; fail=$((fail+1)); }
+GOOD='inference_vllm-0_7c1e4a52-3b9d-4f0e-a6d2-9e81c5f03b17/vllm/0.log'
+ESC=$(printf '\033')
+CR=$(printf '\r')
+
+python3 "$here/hostile_gen.py" "$in" || { echo "hostile: generator failed"; echo "hostile: 0 passed, 1 failed"; exit 1; }
+
+# an NAME BUNDLE [OPTION...]: analyze into $tmp/NAME; $rc, $tmp/NAME.err
+an() {
+  name=$1; b=$2; shift 2
+  "$bin" analyze "$b" -o "$tmp/$name" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+  rc=$?
+  cur=$name
+}
+# want_rc N
+want_rc() {
+  if [ "$rc" -eq "$1" ]; then ok; else ko "$cur: exit $rc, expected $1"; sed 's/^/  /' "$tmp/$cur.err" | head -20; fi
+}
+# want_err BRE: stderr of the last run matches
+want_err() {
+  if grep -q -- "$1" "$tmp/$cur.err"; then ok; else ko "$cur: stderr lacks '$1'"; sed 's/^/  /' "$tmp/$cur.err" | head -20; fi
+}
+# want_oom: the good member's CUDA OOM line is evidence in findings.json
+want_oom() {
+  f=$tmp/$cur/findings.json
+  if grep -q "CUDA out of memory" "$f" 2>/dev/null && grep -q "$GOOD" "$f"; then ok
+  else ko "$cur: the good member's CUDA OOM is not in findings.json"; fi
+}
+# q SQL: one value (first column of the first row) from the last run's db
+q() { "$bin" query --db "$tmp/$cur/inquest.db" --format csv "$1" 2>&1 | sed -n 2p; }
+# want_q SQL VALUE
+want_q() {
+  got=$(q "$1")
+  if [ "$got" = "$2" ]; then ok; else ko "$cur: $1 -> '$got', expected '$2'"; fi
+}
+# no_raw FILE...: no terminal escape or carriage return from the bundle
+no_raw() {
+  for f; do
+    if grep -q "[$ESC$CR]" "$f" 2>/dev/null; then ko "$cur: raw control bytes in ${f#$tmp/}"; else ok; fi
+  done
+}
+now() { date +%s.%N; }
+took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+# slow CASE START: a case that took more than 20 s is a failure
+slow() {
+  t=$(took "$2")
+  awk -v t="$t" 'BEGIN { exit !(t > 20) }' && ko "$1 took $t s (over 20 s)" || ok
+  [ -n "$HOSTILE_TIMES" ] && echo "  time $1: $t s"
+}
+
+# --- archives ---------------------------------------------------------------
+an truncated "$in/truncated.tar.gz"
+want_rc 0
+want_err 'truncated.tar.gz!nodes/n1/big.log:[0-9][0-9]*: truncated gzip input'
+want_oom
+want_q "SELECT status FROM files WHERE path LIKE '%big.log'" error
+want_q "SELECT count(*) > 0 FROM problems WHERE path = 'truncated.tar.gz'" 1
+
+an corrupt "$in/corrupt-member.tar"
+want_rc 0
+want_err 'corrupt-member.tar!a/rotated.log.1.gz:[0-9][0-9]*: gzip decompression failed'
+want_oom
+want_q "SELECT status || ' ' || (lines_read > 1000) FROM files WHERE path LIKE '%rotated.log.1.gz'" "error 1"
+want_q "SELECT status FROM files WHERE path LIKE '%first.log'" done
+
+an badzip "$in/bad-cd.zip"
+want_rc 0
+want_err 'bad-cd.zip: central directory unreadable: entries read from their local headers'
+want_oom
+want_q "SELECT status || ' ' || lines_read FROM files WHERE path LIKE '%other.log'" "done 100"
+
+an hugetar "$in/huge-claim.tar"
+want_rc 0
+want_err 'huge-claim.tar!huge.log: header claims 1099511627776 bytes'
+want_oom
+want_q "SELECT status FROM files WHERE path LIKE '%huge.log'" error
+
+an hugezip "$in/huge-claim.zip"
+want_rc 0
+want_err 'huge-claim.zip!claims.log: ZIP uncompressed data is wrong size'
+want_oom
+want_q "SELECT status FROM files WHERE path LIKE '%claims.log'" error
+
+# a 256 MiB member in a 1 MiB .tar.gz, cut at the member limit; the member
+# after it is still read
+t0=$(now)
+an bomb "$in/bomb.tar.gz" --max-member-bytes 16M
+slow bomb "$t0"
+want_rc 0
+want_err 'bomb.tar.gz!bomb.log: decompressed size over the limit of 16777216 bytes: rest not read (--max-member-bytes raises it)'
+want_oom
+want_q "SELECT lines_read FROM files WHERE path LIKE '%bomb.log'" 65536
+want_q "SELECT count(*) FROM problems WHERE path LIKE '%bomb.log' AND message LIKE '%over the limit%'" 1
+# the bundle limit stops the walk there
+an bomb2 "$in/bomb.tar.gz" --max-bundle-bytes 8M
+want_rc 0
+want_err 'over the limit of 8388608 bytes: rest of the bundle not read (--max-bundle-bytes raises it)'
+want_q "SELECT count(*) FROM files" 1
+an badsize "$in/bomb.tar.gz" --max-member-bytes 12Q
+want_rc 2
+want_err "max-member-bytes takes a size"
+"$bin" ingest "$in/text.tar.gz" --db "$tmp/lim.db" --max-member-bytes 1G --max-bundle-bytes 512MiB -q 2>"$tmp/lim.err" \
+  && ok || ko "ingest with limits: exit $?"
+
+# --- names, links -----------------------------------------------------------
+an names "$in/names.tar"
+want_rc 0
+want_oom
+want_err 'names.tar!link\\x1b\[2J\\n.log: symbolic link to ../../x\\x1b\]2;t\\x07 not followed'
+no_raw "$tmp/names.err" "$tmp/names.out" "$tmp/names/postmortem.md" "$tmp/names/findings.json"
+want_q "SELECT count(*) FROM files WHERE path LIKE 'names.tar!%'" 6
+if ls /tmp/inquest-hostile-* "$tmp"/*hostile* "$tmp"/../*hostile-escape* 2>/dev/null | grep -q .; then
+  ko "names: a member was written to disk"; else ok; fi
+"$bin" sniff "$in/names.tar" >"$tmp/names.sniff" 2>&1
+no_raw "$tmp/names.sniff"
+if "$bin" query --db "$tmp/names/inquest.db" "SELECT path FROM files" | grep -q 'esc\\x1b\]0;pwned\\x07'; then ok
+else ko "names: query does not show the name escaped"; fi
+
+an nameszip "$in/names.zip"
+want_rc 0
+want_oom
+no_raw "$tmp/nameszip.err" "$tmp/nameszip/postmortem.md"
+
+an links "$in/links.tar"
+want_rc 0
+want_oom
+want_err 'links.tar!sym-passwd.log: symbolic link to /etc/passwd not followed'
+want_err 'links.tar!hard-up.log: hard link to ../../etc/passwd not followed'
+want_q "SELECT count(*) FROM problems WHERE message LIKE '%not followed'" 5
+want_q "SELECT count(*) FROM records WHERE text LIKE 'root:%'" 0
+
+# --- contents ---------------------------------------------------------------
+an text "$in/text.tar.gz"
+want_rc 0
+want_oom
+want_q "SELECT status FROM files WHERE path LIKE '%blob.bin'" binary
+want_q "SELECT length(CAST(text AS BLOB)) FROM records r JOIN files f ON f.id = r.file_id WHERE f.path LIKE '%nul.log' AND r.line = 2" 9
+want_q "SELECT count(DISTINCT m.record_id) FROM signal_matches m JOIN records r ON r.id = m.record_id JOIN files f ON f.id = r.file_id WHERE f.path LIKE '%nul.log' AND m.signal = 'cuda-oom'" 1
+want_q "SELECT count(*) FROM records WHERE text LIKE '%' || char(13) || '%'" 0
+want_q "SELECT hex(text) FROM records r JOIN files f ON f.id = r.file_id WHERE f.path LIKE '%utf8.log'" 62616420FFFE207574663820C32820EDA08020F888808080
+
+t0=$(now)
+an longline "$in/longline.tar.gz"
+slow "100 MB line" "$t0"
+want_rc 0
+want_oom
+want_q "SELECT cut_lines || ' ' || lines_read FROM files WHERE path LIKE '%long.log'" "1 2"
+want_q "SELECT r.line FROM signal_matches m JOIN records r ON r.id = m.record_id JOIN files f ON f.id = r.file_id WHERE f.path LIKE '%long.log' AND m.signal = 'cuda-oom'" 2
+
+t0=$(now)
+an emptylines "$in/emptylines.tar.gz"
+slow "10 M empty lines" "$t0"
+want_rc 0
+want_oom
+want_q "SELECT lines_read || ' ' || lines_skipped FROM files WHERE path LIKE '%empty-lines.log'" "10000001 10000000"
+want_q "SELECT r.line FROM signal_matches m JOIN records r ON r.id = m.record_id JOIN files f ON f.id = r.file_id WHERE f.path LIKE '%empty-lines.log' AND m.signal = 'cuda-oom'" 10000001
+
+t0=$(now)
+an many "$in/many.tar.gz"
+slow "50,000 files" "$t0"
+want_rc 0
+want_oom
+want_q "SELECT count(*) FROM files WHERE status = 'done'" 50001
+
+an empty "$in/empty.tar.gz"
+want_rc 3
+want_err "'$in/empty.tar.gz': nothing to analyze: no files in it"
+an emptydir "$in/emptydir"
+want_rc 3
+want_err "nothing to analyze: no files in it"
+
+# a file the user cannot read (root reads everything: run as nobody then)
+if [ "$(id -u)" != 0 ]; then
+  an unreadable "$in/dirbundle"
+elif command -v setpriv >/dev/null; then
+  chmod 755 "$tmp" "$in"; mkdir -m 777 "$tmp/nobody"
+  cur=unreadable
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$bin" analyze "$in/dirbundle" -o "$tmp/nobody/unreadable" \
+    >"$tmp/unreadable.out" 2>"$tmp/unreadable.err"
+  rc=$?
+  mv "$tmp/nobody/unreadable" "$tmp/unreadable" 2>/dev/null
+fi
+if [ -n "$cur" ] && [ "$cur" = unreadable ] && [ "$rc" -ne 126 ] && [ "$rc" -ne 127 ]; then
+  want_rc 0
+  want_err 'dirbundle/secret.log: cannot open: Permission denied'
+  want_oom
+  want_q "SELECT count(*) FROM problems WHERE path = 'dirbundle/secret.log'" 1
+else
+  echo "  note: unreadable-file case skipped (cannot drop root here)"
+fi
+
+an json "$in/json.tar.gz"
+want_rc 0
+want_oom
+want_q "SELECT lines || ' ' || first_line FROM skips s JOIN files f ON f.id = s.file_id WHERE f.path LIKE '%vllm-1-json.log' AND reason = 'malformed docker json'" "4 2"
+want_q "SELECT r.line FROM signal_matches m JOIN records r ON r.id = m.record_id JOIN files f ON f.id = r.file_id WHERE f.path LIKE '%vllm-1-json.log' AND m.signal = 'cuda-oom'" 6
+want_q "SELECT status FROM files WHERE path LIKE '%events.json'" done
+want_q "SELECT count(*) FROM records r JOIN files f ON f.id = r.file_id WHERE f.path LIKE '%times-json.log'" 11
+want_q "SELECT lines_read FROM files WHERE path LIKE '%deep-json.log'" 2
+if grep -q 'vllm-1-json.log:2' "$tmp/json/postmortem.md"; then ok; else ko "json: coverage lacks the skipped line's file:line"; fi
+
+# every findings.json is valid JSON, whatever the bundle held
+python3 - "$tmp" <<'PY' && ok || ko "findings.json not valid JSON"
+import json, os, sys
+for d in os.listdir(sys.argv[1]):
+    f = os.path.join(sys.argv[1], d, "findings.json")
+    if os.path.exists(f):
+        json.load(open(f, encoding="utf-8"))
+PY
+
+# --- rule packs ---------------------------------------------------------------
+cd "$in/packs" || exit 1
+an rbad "$in/aaa.log" --rules bad-regex.json
+want_rc 4
+want_err 'bad-regex.json:[0-9][0-9]*:[0-9][0-9]*: error: invalid regex'
+t0=$(now)
+an rslow "$in/aaa.log" --rules backtrack.json
+slow "backtracking regexes" "$t0"
+want_rc 0
+want_q "SELECT count(DISTINCT record_id) FROM signal_matches WHERE signal = 'cuda-oom'" 1
+for k in write attach pragma; do
+  "$bin" rules lint "sql-$k.json" >"$tmp/lint.out" 2>&1
+  rc=$?
+  if [ $rc -eq 4 ] && grep -q "question SQL must be read-only" "$tmp/lint.out"; then ok; else ko "rules lint sql-$k.json: exit $rc"; cat "$tmp/lint.out"; fi
+done
+# load_extension: SQLite has it off; the query command refuses it too
+"$bin" rules lint sql-loadext.json >/dev/null 2>&1
+[ $? -lt 5 ] && ok || ko "rules lint sql-loadext.json crashed"
+an rext "$in/aaa.log" --rules sql-loadext.json
+want_rc 0
+"$bin" query --db "$tmp/rext/inquest.db" "SELECT load_extension('./evil.so')" >/dev/null 2>"$tmp/ext.err"
+[ $? -eq 2 ] && grep -q "not authorized" "$tmp/ext.err" && ok || ko "query load_extension not refused"
+t0=$(now)
+an rhuge "$in/aaa.log" --rules huge.json
+slow "5000-signal pack" "$t0"
+want_rc 0
+cd "$root" || exit 1
+
+# --- repeated and interrupted runs -----------------------------------------------
+# a second analyze into the same folder replaces each output by rename
+i1=$(stat -c %i "$tmp/text/findings.json")
+an text "$in/text.tar.gz"
+want_rc 0
+i2=$(stat -c %i "$tmp/text/findings.json")
+[ "$i1" != "$i2" ] && ok || ko "second analyze rewrote findings.json in place"
+ls "$tmp/text" | grep -q 'tmp' && ko "temporary files left in the output folder" || ok
+
+python3 "$root/fixtures/gen/make_bundle.py" --out "$in/big.tar.gz" --scale 60 >"$tmp/gen.out" 2>&1 || { ko "make_bundle"; cat "$tmp/gen.out"; }
+t0=$(now)
+"$bin" ingest "$in/big.tar.gz" --db "$tmp/full.db" -q 2>/dev/null || ko "full ingest: exit $?"
+[ -n "$HOSTILE_TIMES" ] && echo "  time full ingest: $(took "$t0") s"
+counts() {
+  python3 - "$1" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+ok = c.execute("PRAGMA integrity_check").fetchone()[0]
+tabs = [t for (t,) in c.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT IN ('meta')")]
+print(ok, " ".join("%s=%d" % (t, c.execute('SELECT count(*) FROM "%s"' % t).fetchone()[0]) for t in sorted(tabs)))
+PY
+}
+full=$(counts "$tmp/full.db")
+# started DB: waits until the run has its database open (its signal handler
+# is set then: a background job of sh starts with SIGINT ignored), then 1 s
+started() {
+  n=0
+  while [ ! -e "$1-wal" ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done
+  sleep 1
+}
+for sig in INT TERM KILL; do
+  db=$tmp/int-$sig.db
+  "$bin" ingest "$in/big.tar.gz" --db "$db" -q 2>"$tmp/int.err" &
+  pid=$!
+  started "$db"
+  kill -$sig $pid
+  wait $pid
+  rc=$?
+  case $sig in
+    KILL) want=137 ;;
+    *) want=130 ;;
+  esac
+  [ $rc -eq $want ] && ok || ko "ingest killed with SIG$sig: exit $rc, expected $want"
+  if [ $sig != KILL ]; then
+    grep -q '^inquest: interrupted; [0-9]* files complete, rerun to finish$' "$tmp/int.err" && ok \
+      || { ko "SIG$sig: no 'interrupted' message"; cat "$tmp/int.err"; }
+  fi
+  mid=$(counts "$db")
+  case $mid in ok*) ok ;; *) ko "SIG$sig: database not consistent: $mid" ;; esac
+  [ "$mid" != "$full" ] && ok || ko "SIG$sig came after the ingest ended: make the bundle bigger"
+  "$bin" ingest "$in/big.tar.gz" --db "$db" -q 2>"$tmp/int.err" || ko "rerun after SIG$sig: exit $?"
+  again=$(counts "$db")
+  [ "$again" = "$full" ] && ok || { ko "rerun after SIG$sig differs from one run:"; echo "  one:   $full"; echo "  rerun: $again"; }
+done
+# an interrupted analyze leaves the previous outputs as they were
+cp "$tmp/text/findings.json" "$tmp/before.json"
+"$bin" analyze "$in/big.tar.gz" -o "$tmp/text" >/dev/null 2>"$tmp/int.err" &
+pid=$!
+started "$tmp/text/inquest.db.tmp"
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc -eq 130 ] && ok || ko "analyze interrupted: exit $rc"
+cmp -s "$tmp/before.json" "$tmp/text/findings.json" && ok || ko "interrupted analyze changed findings.json"
+ls "$tmp/text" | grep -q 'tmp' && ko "interrupted analyze left temporary files" || ok
+
+echo "hostile: $pass passed, $fail failed"
+[ $fail -eq 0 ]

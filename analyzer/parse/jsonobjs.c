@@ -29,6 +29,8 @@ static void flush_skip(struct iq_jsobjs *p, const struct iq_parse_ctx *ctx)
 static void skip_one(struct iq_jsobjs *p, const struct iq_parse_ctx *ctx, long lineno,
 		     const char *reason, const char *s, size_t n)
 {
+	if (lineno <= p->done)
+		return; /* the end of an object already accounted for it */
 	if (p->skip_count && p->skip_reason == reason &&
 	    p->skip_first + p->skip_count == lineno) {
 		p->skip_count++;
@@ -48,7 +50,14 @@ static void skip_range(struct iq_jsobjs *p, const struct iq_parse_ctx *ctx, long
 		       long lastl, const char *reason)
 {
 	flush_skip(p, ctx);
+	/* an object can start on the line where the one before it ended:
+	 * that line is accounted for once */
+	if (first <= p->done)
+		first = p->done + 1;
+	if (lastl < first)
+		return;
 	ctx->sink.skip(ctx->sink.u, first, lastl - first + 1, reason, NULL, 0);
+	p->done = lastl;
 }
 
 /* The object that opened on p->first closed on lastl with its last bytes
@@ -79,6 +88,8 @@ static int finish_item(struct iq_jsobjs *p, const struct iq_parse_ctx *ctx, long
 		} else {
 			flush_skip(p, ctx);
 			rc = p->emit(p->owner, ctx, o, p->first, lastl, one && whole ? seg : IQ_STR_NULL);
+			if (rc == 0 && lastl > p->done)
+				p->done = lastl;
 			if (rc == 1) {
 				rc = 0;
 				skip_range(p, ctx, p->first, lastl, p->not_ours);

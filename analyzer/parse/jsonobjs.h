@@ -34,6 +34,7 @@ struct iq_jsobjs {
 	int col0;               /* ... at column 0 */
 	struct iq_buf buf;      /* its bytes, when it spans lines */
 	long last;              /* last line seen */
+	long done;              /* last line a record or skip accounted for */
 	/* a run of skipped single lines is reported as one skip */
 	long skip_first, skip_count;
 	const char *skip_reason;

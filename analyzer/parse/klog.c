@@ -567,6 +567,9 @@ static int64_t epoch_ns(const char *s, size_t n, size_t *used)
 	if (i < n && (s[i] == 'e' || s[i] == 'E'))
 		return IQ_TIME_NONE;
 	*used = i;
+	/* 11 digits of seconds reach past what int64 nanoseconds hold */
+	if (sec > INT64_MAX / IQ_NS_PER_SEC - 1)
+		return IQ_TIME_NONE;
 	return sec * IQ_NS_PER_SEC + ns;
 }
 

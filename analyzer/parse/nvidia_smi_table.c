@@ -36,6 +36,7 @@ struct smi {
 	/* the GPU or MIG device being read */
 	int pending;            /* 0 none, 1 GPU, 2 MIG device */
 	int rows;               /* rows of it read */
+	long last_line;         /* the last line of it read */
 	struct iq_record r;
 	char name[128];
 	char pci[24];
@@ -286,7 +287,7 @@ static int flush(struct smi *p, const struct iq_parse_ctx *ctx)
 		return 0;
 	p->pending = 0;
 	struct iq_record *r = &p->r;
-	r->nlines = p->rows;
+	r->nlines = p->last_line - r->line + 1;
 	r->ts = p->ts;
 	if (p->ts != IQ_TIME_NONE) {
 		r->ts_how = IQ_TS_ASSUMED_UTC;
@@ -304,6 +305,7 @@ static void start(struct smi *p, int kind, long lineno, const char *s, size_t n)
 	p->rows = 1;
 	iq_record_init(&p->r, IQ_KIND_GPU);
 	p->r.line = lineno;
+	p->last_line = lineno;
 	p->name[0] = p->pci[0] = '\0';
 	p->text_n = 0;
 	text_add(p, s, n);
@@ -426,12 +428,14 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	if (p->pending && nc >= 2 && c[0].n == 0 && !is_border(ts, tn) &&
 	    ((p->pending == 1 && p->rows == 2) || (p->pending == 2 && p->rows == 1))) {
 		p->rows++;
+		p->last_line = lineno;
 		return 0;
 	}
 	if (p->pending == 1 && p->rows == 1 && is_row2(c, nc)) {
 		gpu_row2(p, c);
 		text_add(p, s, n);
 		p->rows++;
+		p->last_line = lineno;
 		return 0;
 	}
 	if ((rc = flush(p, ctx)))
@@ -476,7 +480,7 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		/* a second row without its first: an excerpt */
 		start(p, 1, lineno, s, n);
 		gpu_row2(p, c);
-		p->rows = 2;
+		p->rows = 2; /* the row it has: the next may be the third */
 	} else {
 		skip(ctx, lineno, "unrecognised table row", s, n);
 	}

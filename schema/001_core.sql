@@ -1,4 +1,4 @@
--- 001_core.sql: inquest's database, version 1. Everything the report says
+-- 001_core.sql: inquest's database, version 2. Everything the report says
 -- can be reproduced with SQL against these tables. Times are UTC
 -- nanoseconds since 1970 (INTEGER); NULL when unknown.
 
@@ -14,7 +14,10 @@ CREATE TABLE IF NOT EXISTS meta (
 -- Line accounting: lines_read = lines_parsed + lines_skipped; skips says why.
 -- status: 'reading' while it is ingested (a crashed run leaves it so and the
 -- next run reads it again), 'done', 'error' (read stopped: see error),
--- 'unknown' (no format recognised), 'binary'.
+-- 'unknown' (no format recognised), 'binary', 'duplicate' (the same bytes
+-- as another file of the bundle: see error). first_record: the id of the
+-- file's first record; its records are the ids from there on with its
+-- file_id (one writer writes one file at a time).
 CREATE TABLE IF NOT EXISTS files (
   id            INTEGER PRIMARY KEY,
   path          TEXT NOT NULL UNIQUE,
@@ -34,7 +37,8 @@ CREATE TABLE IF NOT EXISTS files (
   records       INTEGER NOT NULL DEFAULT 0,
   cut_lines     INTEGER NOT NULL DEFAULT 0,  -- lines cut at the length cap
   status        TEXT NOT NULL DEFAULT 'reading',
-  error         TEXT
+  error         TEXT,
+  first_record  INTEGER
 ) STRICT;
 
 -- Lines of a file that gave no record, grouped by reason.

@@ -1,7 +1,8 @@
 -- indexes.sql: built once the bulk load is over (building them while
--- inserting costs more than building them after).
+-- inserting costs more than building them after). There is no index on
+-- records(file_id, line): rowid order already is file and line order, and
+-- files.first_record gives where a file's records start.
 CREATE INDEX IF NOT EXISTS records_ts ON records(ts);
-CREATE INDEX IF NOT EXISTS records_file_line ON records(file_id, line);
 CREATE INDEX IF NOT EXISTS records_pod ON records(pod, ts);
 CREATE INDEX IF NOT EXISTS signal_matches_signal ON signal_matches(pack, signal);
 CREATE INDEX IF NOT EXISTS http_requests_ts ON http_requests(ts);

@@ -53,6 +53,12 @@ int iq_size_option(const char *cmd, const char *opt, const char *val, int64_t *o
  * iq_interrupted() says whether one came. The pipeline polls it between
  * members and while reading one. */
 void iq_signals_install(void);
+
+struct iq_stage_times;
+/* Seconds on the monotonic clock. */
+double iq_wall_seconds(void);
+/* Prints the --stats breakdown to stderr. */
+void iq_print_stage_times(const struct iq_stage_times *t, double total_wall_s);
 int iq_interrupted(void);
 
 #endif

@@ -106,7 +106,10 @@ int iq_cmd_analyze(int argc, char **argv)
 	const char *dir = NULL, *lang = "en", *fail_on = NULL;
 	char **bundles = iq_xcalloc((size_t)argc, sizeof *bundles);
 	char **rules = iq_xcalloc((size_t)argc, sizeof *rules);
-	int nb = 0, nr = 0, quiet = 0, rc = IQ_EXIT_OK, usage = 0;
+	int nb = 0, nr = 0, quiet = 0, rc = IQ_EXIT_OK, usage = 0, stats = 0;
+	struct iq_stage_times times;
+	memset(&times, 0, sizeof times);
+	double wall0 = iq_wall_seconds();
 	char *dir_alloc = NULL;
 	struct iq_store *s = NULL;
 	json_t *doc = NULL;
@@ -114,6 +117,7 @@ int iq_cmd_analyze(int argc, char **argv)
 	iq_rules_init(&rs);
 	char dbtmp[4096], dbpath[4096], fpath[4096], mpath[4096];
 	struct iq_ingest_opts io = {0};
+	io.jobs = iq_default_jobs();
 
 	for (int i = 1; i < argc; i++) {
 		if (iq_ingest_option("analyze", argc, argv, &i, &io, &usage))
@@ -126,8 +130,8 @@ int iq_cmd_analyze(int argc, char **argv)
 			lang = argv[++i];
 		else if (strcmp(argv[i], "--fail-on") == 0 && i + 1 < argc)
 			fail_on = argv[++i];
-		else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc)
-			i++; /* accepted; ingest is single-threaded for now */
+		else if (strcmp(argv[i], "--stats") == 0)
+			stats = 1;
 		else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
 			io.quiet = quiet = 1;
 		else if (argv[i][0] == '-' && argv[i][1]) {
@@ -164,6 +168,10 @@ int iq_cmd_analyze(int argc, char **argv)
 		rc = IQ_EXIT_INPUT;
 		goto out;
 	}
+	io.rules = rules;
+	io.nrules = nr;
+	if (stats)
+		io.timing = &times;
 	rc = iq_load_rules(&rs, rules, nr);
 	if (rc)
 		goto out;
@@ -173,7 +181,7 @@ int iq_cmd_analyze(int argc, char **argv)
 	snprintf(mpath, sizeof mpath, "%s/postmortem.md", dir);
 	remove_db(dbtmp);
 	struct iq_diag d = {{0}};
-	if (iq_store_open(dbtmp, 0, &s, &d)) {
+	if (iq_store_open(dbtmp, 0, &s, &d) || iq_store_scratch(s, &d)) {
 		iq_errorf("%s", d.msg);
 		rc = IQ_EXIT_INPUT;
 		goto out;
@@ -182,7 +190,15 @@ int iq_cmd_analyze(int argc, char **argv)
 	rc = iq_ingest_run(s, &rs, bundles, nb, &io);
 	if (rc)
 		goto out; /* interrupted too: the outputs of a previous run stay */
-	if (iq_detect(s, &rs, &d) || !(doc = iq_report_build(s, &d))) {
+	double t0 = iq_wall_seconds();
+	if (iq_detect(s, &rs, &d)) {
+		iq_errorf("%s", d.msg);
+		rc = IQ_EXIT_INTERNAL;
+		goto out;
+	}
+	times.detect_s = iq_wall_seconds() - t0;
+	t0 = iq_wall_seconds();
+	if (!(doc = iq_report_build(s, &d))) {
 		iq_errorf("%s", d.msg);
 		rc = IQ_EXIT_INTERNAL;
 		goto out;
@@ -201,6 +217,7 @@ int iq_cmd_analyze(int argc, char **argv)
 		rc = IQ_EXIT_INPUT;
 		goto out;
 	}
+	times.report_s = iq_wall_seconds() - t0;
 	iq_store_close(s);
 	s = NULL;
 	if (rename(dbtmp, dbpath) != 0) {
@@ -217,6 +234,8 @@ int iq_cmd_analyze(int argc, char **argv)
 			       json_string_value(json_object_get(p, "summary")));
 		printf("postmortem: %s\nfindings:   %s\ndatabase:   %s\n", mpath, fpath, dbpath);
 	}
+	if (stats)
+		iq_print_stage_times(&times, iq_wall_seconds() - wall0);
 	if (fail_on && verdict_hit(doc, fail_on))
 		rc = IQ_EXIT_VERDICT;
 out:

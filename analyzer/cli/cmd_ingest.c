@@ -76,8 +76,12 @@ int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int
 		iq_errorf("interrupted; %ld files complete, rerun to finish", st.files_done);
 		return IQ_EXIT_INTERRUPTED;
 	}
-	if (!rc)
+	if (!rc) {
+		double t0 = o->timing ? iq_wall_seconds() : 0;
 		rc = iq_store_finish(s);
+		if (o->timing)
+			o->timing->index_s += iq_wall_seconds() - t0;
+	}
 	if (rc) {
 		iq_errorf("database error");
 		return IQ_EXIT_INTERNAL;
@@ -94,6 +98,22 @@ int iq_ingest_option(const char *cmd, int argc, char **argv, int *i,
 {
 	const char *a = argv[*i];
 	int64_t *dst;
+	if (strcmp(a, "--jobs") == 0 || strcmp(a, "-j") == 0) {
+		char *end = NULL;
+		long v = *i + 1 < argc ? strtol(argv[*i + 1], &end, 10) : 0;
+		if (*i + 1 >= argc || !end || *end || v < 1 || v > 64) {
+			iq_errorf("%s: %s takes a number of parser threads from 1 to 64%s%s%s", cmd, a,
+				  *i + 1 < argc ? ", not '" : "", *i + 1 < argc ? argv[*i + 1] : "",
+				  *i + 1 < argc ? "'" : "");
+			*bad = 1;
+			if (*i + 1 < argc)
+				++*i;
+			return 1;
+		}
+		o->jobs = (int)v;
+		++*i;
+		return 1;
+	}
 	if (strcmp(a, "--max-member-bytes") == 0)
 		dst = &o->max_member_bytes;
 	else if (strcmp(a, "--max-bundle-bytes") == 0)
@@ -115,8 +135,11 @@ int iq_cmd_ingest(int argc, char **argv)
 	const char *db = NULL;
 	char **bundles = iq_xcalloc((size_t)argc, sizeof *bundles);
 	char **rules = iq_xcalloc((size_t)argc, sizeof *rules);
-	int nb = 0, nr = 0, rc, bad = 0;
+	int nb = 0, nr = 0, rc, bad = 0, stats = 0;
 	struct iq_ingest_opts io = {0};
+	struct iq_stage_times times = {0};
+	double wall0 = iq_wall_seconds();
+	io.jobs = iq_default_jobs();
 	for (int i = 1; i < argc; i++) {
 		if (iq_ingest_option("ingest", argc, argv, &i, &io, &bad))
 			continue;
@@ -126,6 +149,8 @@ int iq_cmd_ingest(int argc, char **argv)
 			rules[nr++] = argv[++i];
 		else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
 			io.quiet = 1;
+		else if (strcmp(argv[i], "--stats") == 0)
+			stats = 1;
 		else if (argv[i][0] == '-' && argv[i][1]) {
 			iq_errorf("ingest: unknown option '%s'", argv[i]);
 			bad = 1;
@@ -140,6 +165,10 @@ int iq_cmd_ingest(int argc, char **argv)
 	}
 	struct iq_ruleset rs;
 	iq_rules_init(&rs);
+	io.rules = rules;
+	io.nrules = nr;
+	if (stats)
+		io.timing = &times;
 	rc = iq_load_rules(&rs, rules, nr);
 	if (!rc) {
 		struct iq_store *s;
@@ -151,6 +180,8 @@ int iq_cmd_ingest(int argc, char **argv)
 			iq_signals_install();
 			rc = iq_ingest_run(s, &rs, bundles, nb, &io);
 			iq_store_close(s);
+			if (stats)
+				iq_print_stage_times(&times, iq_wall_seconds() - wall0);
 		}
 	}
 	iq_rules_release(&rs);

@@ -1,14 +1,31 @@
-/* pipeline.c: the ingest pipeline. The walker hands out files; each is
- * sniffed from its first bytes, parsed by its format, every record is
- * matched against the rule packs and stored with its matches. Every line
- * read is accounted for in the files and skips tables. */
+/* pipeline.c: the ingest pipeline, as three stages on their own threads.
+ * The walker reads the bundle (libarchive, decompression) and sniffs each
+ * file; N parsers split, parse and match the records of whole files
+ * against the rule packs; the writer (the calling thread) stores files,
+ * records, matches and the line accounting in the order the walker met
+ * the files, so the database is the same whatever N is. Queues between
+ * the stages are bounded, so memory does not grow with the bundle. */
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../bundle/bundle.h"
+#include "../store/batch.h"
 #include "cli.h"
 #include "pipeline.h"
 
-#define MAX_REASONS 16
+#define CHUNK_BYTES IQ_HEAD_BYTES    /* what the walker hands on at a time */
+#define IN_MAX (4u << 20)            /* decompressed bytes waiting per file */
+#define OUT_MAX (12u << 20)          /* batch bytes waiting per file */
+#define INTR_EVERY 4096              /* records between two looks at the signal flag */
+
+struct chunk {
+	struct chunk *next;
+	size_t n;
+	char data[CHUNK_BYTES];
+};
 
 struct skip_agg {
 	const char *reason;   /* parsers pass static strings */
@@ -18,64 +35,395 @@ struct skip_agg {
 	size_t exn;
 };
 
-struct file_run {
-	struct iq_store *s;
-	struct iq_ruleset *rs;
-	struct iq_member *m;
-	struct iq_parse_ctx ctx;
-	int64_t file_id;
-	int64_t record_id;
-	int64_t bytes;
-	struct skip_agg skips[MAX_REASONS];
+enum job_kind { JOB_FILE, JOB_PROBLEM };
+
+/* One member of the bundle on its way through the stages (or a problem
+ * the walker met, which keeps its place in the order). */
+struct job {
+	struct job *next;          /* bundle order, for the writer */
+	struct job *next_parse;    /* files to parse, for the parsers */
+	enum job_kind kind;
+	char *path;                /* owned */
+	char *msg;                 /* JOB_PROBLEM: what went wrong (owned) */
+	int64_t mtime;
+	const struct iq_format *f; /* NULL: not parsed */
+	char why[256];
+	int already;               /* in the database already: not read */
+	int64_t bytes;             /* decompressed bytes read */
+	/* walker -> parser */
+	struct chunk *in_head, *in_tail;
+	size_t in_bytes;
+	int in_done;
+	int read_err;              /* the member broke after in_head was read */
+	int head_err;              /* ... or before the sniffing window was full */
+	char read_msg[1024];
+	/* parser -> writer */
+	struct iq_batch *out_head, *out_tail;
+	size_t out_bytes;
+	int out_done;
+	struct skip_agg *skips;
 	int nskips;
-	int err;
-	struct iq_ingest_stats *st;
+	struct iq_file_stats fs;
+	int parse_rc;
+	char parse_msg[1024];
 };
 
-#define INTR_EVERY 4096 /* records between two looks at the signal flag */
+struct pipe;
 
-struct walk_state {
-	struct iq_store *s;
+/* A parser thread: its own copy of the rule packs (matching keeps state). */
+struct parser {
+	struct pipe *p;
+	pthread_t tid;
 	struct iq_ruleset *rs;
-	const char *bundle;
-	int quiet;
-	struct iq_ingest_stats *st;
-	int err;
-	struct iq_diag *d;
+	struct iq_ruleset own;
+	int own_loaded;
+	struct job *job;
+	struct iq_batch *b;
+	long records;
+	long matches;
+	double cpu_s, match_s;
 };
+
+struct pipe {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;          /* broadcast on every change; waits time out */
+	struct job *head, *tail;    /* bundle order */
+	struct job *phead, *ptail;  /* files waiting for a parser */
+	int njobs;
+	int walk_done;
+	int walk_rc;
+	struct iq_diag walk_d;
+	int abort;                  /* an error or a signal: every stage stops */
+	struct iq_batch *pool;      /* batches for reuse */
+	int npool;
+	/* read-only while the threads run */
+	const char *bundle_path;
+	const char *bundle;
+	struct iq_walk_opts wo;
+	char **done;
+	size_t ndone;
+	int max_jobs;
+	int timing;
+	double walk_cpu_s;
+};
+
+static void lock(struct pipe *p)
+{
+	pthread_mutex_lock(&p->mu);
+}
+
+static void unlock(struct pipe *p)
+{
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void wake(struct pipe *p)
+{
+	pthread_cond_broadcast(&p->cv);
+}
+
+/* Waits for a change (with the lock held); gives up after 50 ms so that a
+ * signal that arrived meanwhile is seen. */
+static void wait_change(struct pipe *p)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_nsec += 50 * 1000 * 1000;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&p->cv, &p->mu, &t);
+	if (iq_interrupted())
+		p->abort = 1;
+}
+
+static double thread_cpu(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static double wall_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void job_free(struct job *j)
+{
+	while (j->in_head) {
+		struct chunk *c = j->in_head;
+		j->in_head = c->next;
+		free(c);
+	}
+	while (j->out_head) {
+		struct iq_batch *b = j->out_head;
+		j->out_head = b->next;
+		iq_batch_free(b);
+	}
+	free(j->skips);
+	free(j->path);
+	free(j->msg);
+	free(j);
+}
+
+/* Appends j in bundle order (and to the parse queue when it is to be
+ * parsed). With the lock held. */
+static void job_append(struct pipe *p, struct job *j, int parse)
+{
+	if (p->tail)
+		p->tail->next = j;
+	else
+		p->head = j;
+	p->tail = j;
+	p->njobs++;
+	if (parse) {
+		if (p->ptail)
+			p->ptail->next_parse = j;
+		else
+			p->phead = j;
+		p->ptail = j;
+	}
+	wake(p);
+}
+
+static int cmp_done(const void *key, const void *elem)
+{
+	return strcmp(key, *(char *const *)elem);
+}
+
+/* ---- the walker ---- */
+
+static void walk_problem(const char *path, const char *msg, void *u)
+{
+	struct pipe *p = u;
+	struct job *j = iq_xcalloc(1, sizeof *j);
+	j->kind = JOB_PROBLEM;
+	j->path = iq_xstrdup(path);
+	j->msg = iq_xstrdup(msg);
+	lock(p);
+	job_append(p, j, 0);
+	unlock(p);
+}
+
+/* Reads what the member has up to n bytes (fewer only at its end or on an
+ * error, which sets *err and d). */
+static size_t read_full(struct iq_member *m, char *buf, size_t n, int *err, struct iq_diag *d)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = iq_member_read(m, buf + got, n - got, d);
+		if (r < 0) {
+			*err = 1;
+			break;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return got;
+}
+
+static int walk_member(struct iq_member *m, void *u)
+{
+	struct pipe *p = u;
+	lock(p);
+	while (!p->abort && p->njobs >= p->max_jobs)
+		wait_change(p);
+	int stop = p->abort;
+	unlock(p);
+	if (stop || iq_interrupted())
+		return IQ_ERR_INTR;
+
+	struct job *j = iq_xcalloc(1, sizeof *j);
+	j->kind = JOB_FILE;
+	j->path = iq_xstrdup(m->path);
+	j->mtime = m->mtime;
+	struct iq_diag rd = {{0}};
+	int err = 0;
+	struct chunk *c = iq_xmalloc(sizeof *c);
+	c->next = NULL;
+	c->n = read_full(m, c->data, sizeof c->data, &err, &rd);
+	j->bytes = (int64_t)c->n;
+	j->f = iq_sniff(m->path, c->data, c->n, j->why, sizeof j->why);
+	j->already = p->ndone && bsearch(j->path, p->done, p->ndone, sizeof *p->done, cmp_done);
+	if (err) {
+		j->head_err = 1;
+		snprintf(j->read_msg, sizeof j->read_msg, "%s", rd.msg);
+	}
+	int parse = j->f && !j->already;
+	j->in_head = j->in_tail = c;
+	j->in_bytes = c->n;
+	if (!parse) {
+		j->in_done = j->out_done = 1;
+		lock(p);
+		job_append(p, j, 0);
+		unlock(p);
+		return 0;
+	}
+	lock(p);
+	job_append(p, j, 1);
+	unlock(p);
+	int rc = 0;
+	while (!err) {
+		if (iq_interrupted()) {
+			rc = IQ_ERR_INTR;
+			break;
+		}
+		c = iq_xmalloc(sizeof *c);
+		c->next = NULL;
+		c->n = read_full(m, c->data, sizeof c->data, &err, &rd);
+		if (c->n == 0) {
+			free(c);
+			break;
+		}
+		lock(p);
+		while (!p->abort && j->in_bytes >= IN_MAX)
+			wait_change(p);
+		if (p->abort) {
+			unlock(p);
+			free(c);
+			rc = IQ_ERR_INTR;
+			break;
+		}
+		j->bytes += (int64_t)c->n;
+		if (j->in_tail)
+			j->in_tail->next = c;
+		else
+			j->in_head = c;
+		j->in_tail = c;
+		j->in_bytes += c->n;
+		wake(p);
+		unlock(p);
+	}
+	lock(p);
+	if (err && !j->head_err) {
+		j->read_err = 1;
+		snprintf(j->read_msg, sizeof j->read_msg, "%s", rd.msg);
+	}
+	j->in_done = 1;
+	wake(p);
+	unlock(p);
+	return rc;
+}
+
+static void *walker_main(void *u)
+{
+	struct pipe *p = u;
+	double t0 = p->timing ? thread_cpu() : 0;
+	int rc = iq_bundle_walk(p->bundle_path, &p->wo, walk_member, &p->walk_d);
+	lock(p);
+	p->walk_done = 1;
+	p->walk_rc = rc;
+	if (rc)
+		p->abort = 1;
+	if (p->timing)
+		p->walk_cpu_s = thread_cpu() - t0;
+	wake(p);
+	unlock(p);
+	return NULL;
+}
+
+/* ---- the parsers ---- */
+
+static struct iq_batch *batch_get(struct pipe *p)
+{
+	struct iq_batch *b = NULL;
+	lock(p);
+	if (p->pool) {
+		b = p->pool;
+		p->pool = b->next;
+		p->npool--;
+	}
+	unlock(p);
+	if (!b)
+		b = iq_batch_new();
+	b->next = NULL;
+	iq_batch_clear(b);
+	return b;
+}
+
+/* Hands the parser's batch to the writer; waits while the file's queue is
+ * full. Returns 0 or IQ_ERR_INTR when the pipeline stops. */
+static int batch_push(struct parser *w)
+{
+	struct pipe *p = w->p;
+	struct job *j = w->job;
+	struct iq_batch *b = w->b;
+	w->b = NULL;
+	if (!b)
+		return 0;
+	if (!b->n) {
+		w->b = b;
+		return 0;
+	}
+	size_t sz = iq_batch_bytes(b);
+	lock(p);
+	while (!p->abort && j->out_bytes && j->out_bytes + sz > OUT_MAX)
+		wait_change(p);
+	int stop = p->abort;
+	if (!stop) {
+		if (j->out_tail)
+			j->out_tail->next = b;
+		else
+			j->out_head = b;
+		j->out_tail = b;
+		j->out_bytes += sz;
+		wake(p);
+	}
+	unlock(p);
+	if (stop) {
+		iq_batch_free(b);
+		return IQ_ERR_INTR;
+	}
+	return 0;
+}
 
 static int on_match(void *u, const char *pack, const char *signal, const char *caps)
 {
-	struct file_run *fr = u;
-	fr->st->matches++;
-	return iq_store_match(fr->s, fr->record_id, pack, signal, caps);
+	struct parser *w = u;
+	w->matches++;
+	iq_batch_add_match(w->b, pack, signal, caps);
+	return 0;
 }
 
 static int on_record(void *u, const struct iq_record *r)
 {
-	struct file_run *fr = u;
-	int rc = iq_store_record(fr->s, fr->file_id, &fr->ctx.file_id, r, &fr->record_id);
-	if (rc)
-		return rc;
-	if (++fr->st->records % INTR_EVERY == 0 && iq_interrupted())
+	struct parser *w = u;
+	if (!w->b)
+		w->b = batch_get(w->p);
+	if (iq_batch_add(w->b, r)) {
+		int rc = batch_push(w);
+		if (rc)
+			return rc;
+		w->b = batch_get(w->p);
+		iq_batch_add(w->b, r);
+	}
+	if (++w->records % INTR_EVERY == 0 && (iq_interrupted() || w->p->abort))
 		return IQ_ERR_INTR;
-	return iq_rules_match(fr->rs, r, on_match, fr);
+	if (!w->p->timing)
+		return iq_rules_match(w->rs, r, on_match, w);
+	/* the monotonic clock is a vDSO call; the thread CPU clock a syscall */
+	double t0 = wall_now();
+	int rc = iq_rules_match(w->rs, r, on_match, w);
+	w->match_s += wall_now() - t0;
+	return rc;
 }
 
 static void on_skip(void *u, long first, long count, const char *reason, const char *text, size_t n)
 {
-	struct file_run *fr = u;
+	struct parser *w = u;
+	struct job *j = w->job;
 	struct skip_agg *a = NULL;
-	for (int i = 0; i < fr->nskips; i++)
-		if (fr->skips[i].reason == reason || strcmp(fr->skips[i].reason, reason) == 0)
-			a = &fr->skips[i];
+	for (int i = 0; i < j->nskips && !a; i++)
+		if (j->skips[i].reason == reason || strcmp(j->skips[i].reason, reason) == 0)
+			a = &j->skips[i];
 	if (!a) {
-		if (fr->nskips == MAX_REASONS) {
-			/* too many distinct reasons to hold: write this one now */
-			iq_store_skip(fr->s, fr->file_id, reason, count, first, text, n);
-			return;
-		}
-		a = &fr->skips[fr->nskips++];
+		j->skips = iq_xrealloc(j->skips, (size_t)(j->nskips + 1) * sizeof *j->skips);
+		a = &j->skips[j->nskips++];
 		memset(a, 0, sizeof *a);
 		a->reason = reason;
 		a->first = first;
@@ -87,124 +435,253 @@ static void on_skip(void *u, long first, long count, const char *reason, const c
 	}
 }
 
-static ssize_t member_read(void *src, void *buf, size_t n, struct iq_diag *d)
+/* The parser's read function: the file's next chunk from the walker, 0 at
+ * its end, or the read error the walker met. */
+static ssize_t job_read(void *src, void *buf, size_t n, struct iq_diag *d)
 {
-	struct file_run *fr = src;
-	/* also stops a file whose lines make no records (a 100 MB line) */
-	if (iq_interrupted())
+	struct parser *w = src;
+	struct pipe *p = w->p;
+	struct job *j = w->job;
+	lock(p);
+	while (!p->abort && !j->in_head && !j->in_done)
+		wait_change(p);
+	if (p->abort) {
+		unlock(p);
 		return iq_diag_set(d, IQ_ERR_INTR, "interrupted");
-	ssize_t got = iq_member_read(fr->m, buf, n, d);
-	if (got > 0)
-		fr->bytes += got;
-	return got;
+	}
+	struct chunk *c = j->in_head;
+	if (!c) {
+		int err = j->read_err;
+		unlock(p);
+		return err ? iq_diag_set(d, IQ_ERR_INPUT, "%s", j->read_msg) : 0;
+	}
+	j->in_head = c->next;
+	if (!j->in_head)
+		j->in_tail = NULL;
+	j->in_bytes -= c->n;
+	wake(p);
+	unlock(p);
+	size_t k = c->n < n ? c->n : n; /* chunks are never larger than a read */
+	memcpy(buf, c->data, k);
+	free(c);
+	return (ssize_t)k;
 }
 
-static void on_problem(const char *path, const char *msg, void *u)
+static void parse_job(struct parser *w, struct job *j)
 {
-	struct walk_state *ws = u;
+	struct pipe *p = w->p;
+	w->job = j;
+	/* the sniffing window is the first chunk */
+	lock(p);
+	struct chunk *head = j->in_head;
+	j->in_head = head->next;
+	if (!j->in_head)
+		j->in_tail = NULL;
+	j->in_bytes -= head->n;
+	wake(p);
+	unlock(p);
+	struct iq_parse_ctx ctx;
+	memset(&ctx, 0, sizeof ctx);
+	ctx.path = j->path;
+	ctx.mtime = j->mtime;
+	iq_path_ident(j->path, &ctx.file_id);
+	ctx.sink.record = on_record;
+	ctx.sink.skip = on_skip;
+	ctx.sink.u = w;
+	struct iq_diag pd = {{0}};
+	int rc = iq_parse_run(j->f, &ctx, head->data, head->n, j->head_err ? NULL : job_read, w,
+			      &j->fs, &pd);
+	free(head);
+	/* records before a read or parse error stand */
+	if (rc != IQ_ERR_INTR && rc != IQ_ERR_NOMEM) {
+		int prc = batch_push(w);
+		if (!rc)
+			rc = prc;
+	} else if (w->b) {
+		iq_batch_clear(w->b);
+	}
+	lock(p);
+	j->parse_rc = rc;
+	snprintf(j->parse_msg, sizeof j->parse_msg, "%s", pd.msg);
+	j->out_done = 1;
+	if (rc == IQ_ERR_NOMEM || rc == IQ_ERR_INTR)
+		p->abort = 1;
+	wake(p);
+	unlock(p);
+	w->job = NULL;
+}
+
+static void *parser_main(void *u)
+{
+	struct parser *w = u;
+	struct pipe *p = w->p;
+	double t0 = p->timing ? thread_cpu() : 0;
+	for (;;) {
+		lock(p);
+		while (!p->abort && !p->phead && !p->walk_done)
+			wait_change(p);
+		struct job *j = p->abort ? NULL : p->phead;
+		if (j) {
+			p->phead = j->next_parse;
+			if (!p->phead)
+				p->ptail = NULL;
+		}
+		unlock(p);
+		if (!j)
+			break;
+		parse_job(w, j);
+	}
+	if (w->b) {
+		iq_batch_free(w->b);
+		w->b = NULL;
+	}
+	if (p->timing)
+		w->cpu_s = thread_cpu() - t0;
+	return NULL;
+}
+
+/* ---- the writer ---- */
+
+static void warn_escaped(int quiet, const char *path, long line, const char *msg, const char *tail)
+{
+	if (quiet)
+		return;
 	char esc[1024], emsg[1024];
 	iq_escape_display(esc, sizeof esc, path, strlen(path));
-	/* the message may quote the bundle too (a link's target) */
 	iq_escape_display(emsg, sizeof emsg, msg, strlen(msg));
-	if (!ws->quiet)
-		iq_warnf("%s: %s", esc, emsg);
-	iq_store_problem(ws->s, path, msg);
+	if (line > 0)
+		iq_warnf("%s:%ld: %s%s", esc, line, emsg, tail);
+	else
+		iq_warnf("%s: %s%s", esc, emsg, tail);
 }
 
-static int on_member(struct iq_member *m, void *u)
+static int store_batch(struct iq_store *s, int64_t file_id, const struct iq_ident *fid,
+		       struct iq_batch *b)
 {
-	struct walk_state *ws = u;
-	struct file_run fr;
-	memset(&fr, 0, sizeof fr);
-	fr.s = ws->s;
-	fr.rs = ws->rs;
-	fr.m = m;
-	fr.st = ws->st;
-	if (iq_interrupted())
-		return IQ_ERR_INTR;
-
-	/* Fill the sniffing window (the read may return less than asked). */
-	static char head[IQ_HEAD_BYTES];
-	size_t n = 0;
-	struct iq_diag rd = {{0}};
-	int read_err = 0;
-	while (n < sizeof head) {
-		ssize_t got = iq_member_read(m, head + n, sizeof head - n, &rd);
-		if (got < 0) {
-			read_err = 1;
-			break;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct iq_batch_rec *br = &b->recs[i];
+		int64_t rid;
+		int rc = iq_store_record(s, file_id, fid, &br->r, &rid);
+		for (uint32_t k = 0; !rc && k < br->nmatches; k++) {
+			const struct iq_batch_match *m = &b->matches[br->first_match + k];
+			rc = iq_store_match(s, rid, m->pack, m->signal, iq_batch_captures(b, m));
 		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
+		if (rc)
+			return rc;
 	}
-	fr.bytes = (int64_t)n;
-	char why[256];
-	const struct iq_format *f = iq_sniff(m->path, head, n, why, sizeof why);
-	iq_path_ident(m->path, &fr.ctx.file_id);
-	int already = 0;
-	int rc = iq_store_file_begin(ws->s, m->path, ws->bundle, f ? f->name : NULL, why, m->mtime,
-				     &fr.ctx.file_id, &fr.file_id, &already);
-	if (rc)
-		return rc;
+	return 0;
+}
+
+/* Takes the next batch of j, waiting for the parser; NULL once the file is
+ * parsed and drained (or the pipeline stopped). */
+static struct iq_batch *next_batch(struct pipe *p, struct job *j)
+{
+	lock(p);
+	while (!p->abort && !j->out_head && !j->out_done)
+		wait_change(p);
+	struct iq_batch *b = j->out_head;
+	if (b) {
+		j->out_head = b->next;
+		if (!j->out_head)
+			j->out_tail = NULL;
+		j->out_bytes -= iq_batch_bytes(b);
+		wake(p);
+	}
+	unlock(p);
+	return b;
+}
+
+static void batch_put(struct pipe *p, struct iq_batch *b)
+{
+	lock(p);
+	if (p->npool < p->max_jobs * 2) {
+		b->next = p->pool;
+		p->pool = b;
+		p->npool++;
+		b = NULL;
+	}
+	unlock(p);
+	iq_batch_free(b);
+}
+
+static int write_file(struct pipe *p, struct iq_store *s, struct job *j, int quiet,
+		      struct iq_ingest_stats *st)
+{
+	struct iq_ident fid;
+	iq_path_ident(j->path, &fid);
+	int64_t file_id;
+	int already = j->already;
+	int rc = 0;
+	if (!already) {
+		rc = iq_store_file_begin(s, j->path, p->bundle, j->f ? j->f->name : NULL, j->why,
+					 j->mtime, &fid, &file_id, &already);
+		if (rc)
+			return rc;
+	}
 	if (already) {
-		ws->st->files_already++;
-		ws->st->files_done++;
+		/* drain what a parser may have made of it anyway */
+		struct iq_batch *b;
+		while ((b = next_batch(p, j)))
+			batch_put(p, b);
+		st->files_already++;
+		st->files_done++;
 		return 0;
 	}
-	ws->st->files++;
-	struct iq_file_stats fs;
-	memset(&fs, 0, sizeof fs);
+	st->files++;
 	const char *status = "done";
 	const char *error = NULL;
-	struct iq_diag pd = {{0}};
-	if (!f && read_err) {
+	if (!j->f && j->head_err) {
 		/* nothing readable before the error: the error is the news, not
 		 * an "empty" file */
 		status = "error";
-		error = rd.msg;
-		snprintf(ws->st->last_why, sizeof ws->st->last_why, "%.200s", rd.msg);
-		char esc[1024], emsg[1024];
-		iq_escape_display(esc, sizeof esc, m->path, strlen(m->path));
-		iq_escape_display(emsg, sizeof emsg, rd.msg, strlen(rd.msg));
-		if (!ws->quiet)
-			iq_warnf("%s: %s (read stopped after %zu bytes)", esc, emsg, n);
-	} else if (!f) {
-		status = n == 0 ? "empty" : strncmp(why, "binary", 6) == 0 ? "binary" : "unknown";
-		snprintf(ws->st->last_why, sizeof ws->st->last_why, "%s", why);
+		error = j->read_msg;
+		snprintf(st->last_why, sizeof st->last_why, "%.200s", j->read_msg);
+		char tail[64];
+		snprintf(tail, sizeof tail, " (read stopped after %lld bytes)", (long long)j->bytes);
+		warn_escaped(quiet, j->path, 0, j->read_msg, tail);
+	} else if (!j->f) {
+		status = j->bytes == 0 ? "empty"
+			 : strncmp(j->why, "binary", 6) == 0 ? "binary" : "unknown";
+		snprintf(st->last_why, sizeof st->last_why, "%s", j->why);
 	} else {
-		ws->st->files_known++;
-		fr.ctx.path = m->path;
-		fr.ctx.mtime = m->mtime;
-		fr.ctx.sink.record = on_record;
-		fr.ctx.sink.skip = on_skip;
-		fr.ctx.sink.u = &fr;
-		rc = iq_parse_run(f, &fr.ctx, head, n, read_err ? NULL : member_read, &fr, &fs, &pd);
+		st->files_known++;
+		struct iq_batch *b;
+		while ((b = next_batch(p, j))) {
+			st->records += (long)b->n;
+			st->matches += (long)b->nmatches;
+			rc = store_batch(s, file_id, &fid, b);
+			batch_put(p, b);
+			if (rc)
+				return rc;
+		}
+		lock(p);
+		int abort = p->abort;
+		unlock(p);
+		rc = j->parse_rc;
 		/* interrupted: the file stays 'reading', so a rerun reads it again */
-		if (rc == IQ_ERR_DB || rc == IQ_ERR_NOMEM || rc == IQ_ERR_INTR)
+		if (abort && !rc)
+			rc = IQ_ERR_INTR;
+		if (rc == IQ_ERR_NOMEM || rc == IQ_ERR_INTR)
 			return rc;
-		if (rc || read_err) {
+		if (rc || j->read_err || j->head_err) {
 			status = "error";
-			error = read_err ? rd.msg : pd.msg;
-			char esc[1024], emsg[1024];
-			iq_escape_display(esc, sizeof esc, m->path, strlen(m->path));
-			iq_escape_display(emsg, sizeof emsg, error, strlen(error));
-			if (!ws->quiet)
-				iq_warnf("%s:%ld: %s (read stopped; %ld lines kept)", esc, fs.lines_read,
-					 emsg, fs.lines_read);
+			error = (j->read_err || j->head_err) ? j->read_msg : j->parse_msg;
+			char tail[96];
+			snprintf(tail, sizeof tail, " (read stopped; %ld lines kept)", j->fs.lines_read);
+			warn_escaped(quiet, j->path, j->fs.lines_read, error, tail);
 		}
 	}
-	for (int i = 0; i < fr.nskips; i++) {
-		struct skip_agg *a = &fr.skips[i];
-		rc = iq_store_skip(ws->s, fr.file_id, a->reason, a->lines, a->first,
+	for (int i = 0; i < j->nskips; i++) {
+		struct skip_agg *a = &j->skips[i];
+		rc = iq_store_skip(s, file_id, a->reason, a->lines, a->first,
 				   a->exn ? a->example : NULL, a->exn);
 		if (rc)
 			return rc;
 	}
-	ws->st->bytes += fr.bytes;
-	rc = iq_store_file_end(ws->s, fr.file_id, &fs, fr.bytes, status, error);
+	st->bytes += j->bytes;
+	rc = iq_store_file_end(s, file_id, &j->fs, j->bytes, status, error);
 	if (!rc)
-		ws->st->files_done++;
+		st->files_done++;
 	return rc;
 }
 
@@ -224,28 +701,161 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 		     const struct iq_ingest_opts *io, struct iq_ingest_stats *st,
 		     struct iq_diag *d)
 {
-	struct walk_state ws = {.s = s, .rs = rs, .bundle = base_name(path),
-				.quiet = io->quiet, .st = st, .d = d};
-	struct iq_walk_opts o = {.problem = on_problem, .u = &ws,
-				 .max_member_bytes = io->max_member_bytes,
-				 .max_total_bytes = io->max_bundle_bytes};
-	int rc = iq_bundle_walk(path, &o, on_member, d);
-	if (rc == IQ_ERR_INTR)
-		return rc;
+	double wall0 = wall_now(), cpu0 = thread_cpu();
+	struct pipe p;
+	memset(&p, 0, sizeof p);
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	p.bundle_path = path;
+	p.bundle = base_name(path);
+	p.wo.problem = walk_problem;
+	p.wo.u = &p;
+	p.wo.max_member_bytes = io->max_member_bytes;
+	p.wo.max_total_bytes = io->max_bundle_bytes;
+	p.timing = io->timing != NULL;
+	int nparsers = io->jobs > 0 ? io->jobs : 1;
+	p.max_jobs = nparsers + 4;
+	p.done = iq_store_done_paths(s, &p.ndone);
+
+	struct parser *ws = iq_xcalloc((size_t)nparsers, sizeof *ws);
+	int rc = 0;
+	for (int i = 0; i < nparsers; i++) {
+		ws[i].p = &p;
+		ws[i].rs = rs;
+		if (i > 0) {
+			/* matching keeps state in the ruleset: one copy per thread */
+			iq_rules_init(&ws[i].own);
+			ws[i].own_loaded = 1;
+			if (iq_load_rules_quiet(&ws[i].own, io->rules, io->nrules, d)) {
+				rc = IQ_ERR_RULES;
+				break;
+			}
+			ws[i].rs = &ws[i].own;
+		}
+	}
+	pthread_t walker;
+	int nstarted = 0, walker_started = 0;
+	if (!rc && pthread_create(&walker, NULL, walker_main, &p) == 0)
+		walker_started = 1;
+	else if (!rc)
+		rc = iq_diag_set(d, IQ_ERR_INTERNAL, "cannot start the walker thread");
+	for (int i = 0; !rc && i < nparsers; i++) {
+		if (pthread_create(&ws[i].tid, NULL, parser_main, &ws[i]) != 0) {
+			rc = iq_diag_set(d, IQ_ERR_INTERNAL, "cannot start a parser thread");
+			break;
+		}
+		nstarted++;
+	}
+	if (rc) {
+		lock(&p);
+		p.abort = 1;
+		wake(&p);
+		unlock(&p);
+	}
+
+	/* the writer: jobs in bundle order */
+	while (!rc) {
+		lock(&p);
+		while (!p.head && !p.walk_done && !p.abort)
+			wait_change(&p);
+		struct job *j = p.head;
+		int stop = p.abort && (!j || !j->out_done);
+		unlock(&p);
+		if (!j || stop) {
+			if (stop)
+				rc = IQ_ERR_INTR;
+			break;
+		}
+		if (j->kind == JOB_PROBLEM) {
+			warn_escaped(io->quiet, j->path, 0, j->msg, "");
+			rc = iq_store_problem(s, j->path, j->msg);
+		} else {
+			rc = write_file(&p, s, j, io->quiet, st);
+		}
+		lock(&p);
+		p.head = j->next;
+		if (!p.head)
+			p.tail = NULL;
+		p.njobs--;
+		if (rc)
+			p.abort = 1;
+		wake(&p);
+		unlock(&p);
+		job_free(j);
+	}
+	if (rc) {
+		lock(&p);
+		p.abort = 1;
+		wake(&p);
+		unlock(&p);
+	}
+	if (walker_started)
+		pthread_join(walker, NULL);
+	for (int i = 0; i < nstarted; i++)
+		pthread_join(ws[i].tid, NULL);
+
+	/* what the walker said comes first: it explains the rest */
+	if (p.walk_rc && p.walk_rc != IQ_ERR_INTR && rc != IQ_ERR_DB) {
+		rc = p.walk_rc;
+		*d = p.walk_d;
+	} else if (!rc && p.walk_rc) {
+		rc = p.walk_rc;
+	}
+	if (!rc && iq_interrupted())
+		rc = IQ_ERR_INTR;
 	if (rc == IQ_ERR_DB)
 		iq_diag_set(d, rc, "database error while ingesting '%s'", path);
+
+	if (io->timing) {
+		struct iq_stage_times *t = io->timing;
+		t->read_s += p.walk_cpu_s;
+		for (int i = 0; i < nstarted; i++) {
+			t->parse_s += ws[i].cpu_s - ws[i].match_s;
+			t->match_s += ws[i].match_s;
+		}
+		t->store_s += thread_cpu() - cpu0;
+		t->ingest_wall_s += wall_now() - wall0;
+	}
+	while (p.head) {
+		struct job *j = p.head;
+		p.head = j->next;
+		job_free(j);
+	}
+	while (p.pool) {
+		struct iq_batch *b = p.pool;
+		p.pool = b->next;
+		iq_batch_free(b);
+	}
+	for (int i = 0; i < nparsers; i++)
+		if (ws[i].own_loaded)
+			iq_rules_release(&ws[i].own);
+	free(ws);
+	iq_store_paths_free(p.done, p.ndone);
+	pthread_cond_destroy(&p.cv);
+	pthread_mutex_destroy(&p.mu);
+	return rc;
+}
+
+int iq_load_rules_quiet(struct iq_ruleset *rs, char **paths, int npaths, struct iq_diag *d)
+{
+	int rc = iq_rules_load_builtin(rs, d);
+	for (int i = 0; rc == 0 && i < npaths; i++)
+		rc = iq_rules_load_path(rs, paths[i], d);
 	return rc;
 }
 
 int iq_load_rules(struct iq_ruleset *rs, char **paths, int npaths)
 {
 	struct iq_diag d = {{0}};
-	int rc = iq_rules_load_builtin(rs, &d);
-	for (int i = 0; rc == 0 && i < npaths; i++)
-		rc = iq_rules_load_path(rs, paths[i], &d);
-	if (rc) {
+	if (iq_load_rules_quiet(rs, paths, npaths, &d)) {
 		fprintf(stderr, "%s\n", d.msg);
 		return IQ_EXIT_RULES;
 	}
 	return 0;
+}
+
+int iq_default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 16 ? 16 : (int)n;
 }

@@ -17,15 +17,33 @@ struct iq_ingest_stats {
 	char last_why[256];    /* why the last unrecognised file was not read */
 };
 
+/* CPU seconds per pipeline stage (wall for ingest as a whole and for the
+ * stages after it), for `--stats`. */
+struct iq_stage_times {
+	double read_s;        /* walker: archive reading, decompression, sniffing */
+	double parse_s;       /* parsers: line splitting and parsing, matching excluded */
+	double match_s;       /* parsers: the rule packs' prefilter and PCRE2 */
+	double store_s;       /* writer: SQLite inserts and commits */
+	double index_s;       /* index build after the load (wall) */
+	double ingest_wall_s; /* the ingest as a whole (wall) */
+	double detect_s;      /* detectors (wall) */
+	double report_s;      /* findings and reports (wall) */
+};
+
 /* How to ingest: 0 limits take the walker's defaults (bundle.h). */
 struct iq_ingest_opts {
 	int quiet;
 	int64_t max_member_bytes;  /* --max-member-bytes */
 	int64_t max_bundle_bytes;  /* --max-bundle-bytes */
+	int jobs;                  /* parser threads (--jobs); 0 means 1 */
+	char **rules;              /* --rules paths, loaded again for each parser */
+	int nrules;
+	struct iq_stage_times *timing; /* NULL unless --stats */
 };
 
 /* Reads every file of the bundle at path into s, tagging records with the
- * signals of rs. Problems inside the bundle are stored and do not fail the
+ * signals of rs (o->jobs parser threads; those after the first load their
+ * own copy of the packs from o->rules). Problems inside the bundle are stored and do not fail the
  * run; returns IQ_ERR_INPUT (d->msg names the bundle) when the bundle
  * cannot be opened at all, IQ_ERR_DB on database errors, IQ_ERR_INTR when
  * iq_interrupted() became true: the file being read is left in status
@@ -37,5 +55,10 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 /* Loads the shipped packs plus each --rules path; on error prints it and
  * returns IQ_EXIT_RULES, else 0. */
 int iq_load_rules(struct iq_ruleset *rs, char **paths, int npaths);
+/* The same without printing: returns 0 or the iq_err with d->msg. */
+int iq_load_rules_quiet(struct iq_ruleset *rs, char **paths, int npaths, struct iq_diag *d);
+
+/* The default of --jobs: the cores online, 1 to 16. */
+int iq_default_jobs(void);
 
 #endif

@@ -20,9 +20,11 @@ enum stmt_id {
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
-	[ST_FILE_FIND] = "SELECT id, status FROM files WHERE path = ?1",
+	[ST_FILE_FIND] = "SELECT id, status, coalesce(first_record, 0) FROM files WHERE path = ?1",
 	[ST_FILE_ADD] = "INSERT INTO files(path, bundle, format, sniff_reason, mtime, node,"
-			" namespace, pod, container, restart) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+			" namespace, pod, container, restart, first_record)"
+			" VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
+			" (SELECT coalesce(max(id), 0) + 1 FROM records))",
 	[ST_FILE_END] = "UPDATE files SET lines_read=?2, lines_parsed=?3, lines_skipped=?4,"
 			" records=?5, cut_lines=?6, bytes=?7, status=?8, error=?9 WHERE id=?1",
 	[ST_RECORD] = "INSERT INTO records(file_id, line, nlines, ts, ts_how, ts_raw, kind, node,"
@@ -91,7 +93,12 @@ static int commit_tx(struct iq_store *s)
 int iq_store_open(const char *path, int readonly, struct iq_store **out, struct iq_diag *d)
 {
 	struct iq_store *s = iq_xcalloc(1, sizeof *s);
-	int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	/* Allocation statistics cost a mutex per malloc and nothing reads
+	 * them; this has to happen before SQLite initialises (later calls
+	 * fail harmlessly). A connection is used by one thread at a time. */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	int flags = (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+		    SQLITE_OPEN_NOMUTEX;
 	s->readonly = readonly;
 	if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
 		iq_diag_set(d, IQ_ERR_INPUT, "cannot open database '%s': %s", path,
@@ -150,6 +157,47 @@ fail:
 	return d && strstr(d->msg, "database:") == d->msg ? IQ_ERR_DB : IQ_ERR_INPUT;
 }
 
+int iq_store_scratch(struct iq_store *s, struct iq_diag *d)
+{
+	if (commit_tx(s))
+		return iq_diag_set(d, IQ_ERR_DB, "database: %s", sqlite3_errmsg(s->db));
+	return iq_store_exec(s, "PRAGMA journal_mode=OFF; PRAGMA locking_mode=EXCLUSIVE;", d);
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **iq_store_done_paths(struct iq_store *s, size_t *n)
+{
+	sqlite3_stmt *q;
+	char **v = NULL;
+	size_t cap = 0;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT path FROM files WHERE status <> 'reading'", -1, &q,
+			       NULL) != SQLITE_OK)
+		return NULL;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			v = iq_xrealloc(v, cap * sizeof *v);
+		}
+		v[(*n)++] = iq_xstrdup((const char *)sqlite3_column_text(q, 0));
+	}
+	sqlite3_finalize(q);
+	if (*n)
+		qsort(v, *n, sizeof *v, cmp_path);
+	return v;
+}
+
+void iq_store_paths_free(char **paths, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
 int iq_store_close(struct iq_store *s)
 {
 	if (!s)
@@ -164,10 +212,14 @@ int iq_store_close(struct iq_store *s)
 	return rc;
 }
 
+/* Record strings stay valid until the statement has stepped (the caller's
+ * record outlives the call), so SQLite need not copy them: SQLITE_STATIC.
+ * Every parameter of a statement is bound on every use (NULL when
+ * unknown), so no clear_bindings is needed between rows. */
 static void bind_str(sqlite3_stmt *q, int i, struct iq_str v)
 {
 	if (v.n)
-		sqlite3_bind_text(q, i, v.p, (int)v.n, SQLITE_TRANSIENT);
+		sqlite3_bind_text(q, i, v.p, (int)v.n, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(q, i);
 }
@@ -175,7 +227,7 @@ static void bind_str(sqlite3_stmt *q, int i, struct iq_str v)
 static void bind_cstr(sqlite3_stmt *q, int i, const char *v)
 {
 	if (v)
-		sqlite3_bind_text(q, i, v, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(q, i, v, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(q, i);
 }
@@ -205,11 +257,19 @@ static void bind_int_known(sqlite3_stmt *q, int i, int v)
 		sqlite3_bind_int(q, i, v);
 }
 
+/* Binds an int whose 0 means unknown. */
+static void bind_int_nz(sqlite3_stmt *q, int i, int v)
+{
+	if (v)
+		sqlite3_bind_int(q, i, v);
+	else
+		sqlite3_bind_null(q, i);
+}
+
 static int step(struct iq_store *s, sqlite3_stmt *q)
 {
 	int rc = sqlite3_step(q);
 	sqlite3_reset(q);
-	sqlite3_clear_bindings(q);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
 		iq_errorf("database: %s", sqlite3_errmsg(s->db));
 		return IQ_ERR_DB;
@@ -225,39 +285,41 @@ int iq_store_file_begin(struct iq_store *s, const char *path, const char *bundle
 	if (begin_tx(s))
 		return IQ_ERR_DB;
 	sqlite3_stmt *q = s->st[ST_FILE_FIND];
-	sqlite3_bind_text(q, 1, path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(q, 1, path, -1, SQLITE_STATIC);
 	if (sqlite3_step(q) == SQLITE_ROW) {
 		int64_t old = sqlite3_column_int64(q, 0);
 		const char *status = (const char *)sqlite3_column_text(q, 1);
 		int reading = status && strcmp(status, "reading") == 0;
+		int64_t first = sqlite3_column_int64(q, 2);
 		sqlite3_reset(q);
-		sqlite3_clear_bindings(q);
 		if (!reading) {
 			*already = 1;
 			*file_id = old;
 			return 0;
 		}
-		/* left half-read by an interrupted run: read it again */
-		char sql[2048];
+		/* left half-read by an interrupted run: read it again. A file's
+		 * records are consecutive ids from first_record on (one writer
+		 * writes one file at a time), so the rowid range bounds each scan. */
+		char sub[160], sql[2400];
+		snprintf(sub, sizeof sub, "SELECT id FROM records WHERE id >= %lld AND file_id = %lld",
+			 (long long)first, (long long)old);
 		snprintf(sql, sizeof sql,
-			 "DELETE FROM signal_matches WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
-			 "DELETE FROM http_upstreams WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
-			 "DELETE FROM http_requests WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
-			 "DELETE FROM gpu_samples WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
-			 "DELETE FROM k8s_events WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
-			 "DELETE FROM kernel_events WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
-			 "DELETE FROM pod_states WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
-			 "DELETE FROM config_settings WHERE record_id IN (SELECT id FROM records WHERE file_id=%lld);"
-			 "DELETE FROM records WHERE file_id=%lld; DELETE FROM skips WHERE file_id=%lld;"
-			 "DELETE FROM files WHERE id=%lld;",
-			 (long long)old, (long long)old, (long long)old, (long long)old, (long long)old,
-			 (long long)old, (long long)old, (long long)old, (long long)old, (long long)old,
-			 (long long)old);
+			 "DELETE FROM signal_matches WHERE record_id IN (%s);"
+			 "DELETE FROM http_upstreams WHERE record_id IN (%s);"
+			 "DELETE FROM http_requests WHERE record_id IN (%s);"
+			 "DELETE FROM gpu_samples WHERE record_id IN (%s);"
+			 "DELETE FROM k8s_events WHERE record_id IN (%s);"
+			 "DELETE FROM kernel_events WHERE record_id IN (%s);"
+			 "DELETE FROM pod_states WHERE record_id IN (%s);"
+			 "DELETE FROM config_settings WHERE record_id IN (%s);"
+			 "DELETE FROM records WHERE id >= %lld AND file_id = %lld;"
+			 "DELETE FROM skips WHERE file_id = %lld; DELETE FROM files WHERE id = %lld;",
+			 sub, sub, sub, sub, sub, sub, sub, sub, (long long)first, (long long)old,
+			 (long long)old, (long long)old);
 		if (iq_store_exec(s, sql, NULL))
 			return IQ_ERR_DB;
 	} else {
 		sqlite3_reset(q);
-		sqlite3_clear_bindings(q);
 	}
 	q = s->st[ST_FILE_ADD];
 	bind_cstr(q, 1, path);
@@ -269,8 +331,7 @@ int iq_store_file_begin(struct iq_store *s, const char *path, const char *bundle
 	bind_str(q, 7, id->ns);
 	bind_str(q, 8, id->pod);
 	bind_str(q, 9, id->container);
-	if (id->restart >= 0)
-		sqlite3_bind_int(q, 10, id->restart);
+	bind_int_known(q, 10, id->restart);
 	if (step(s, q))
 		return IQ_ERR_DB;
 	*file_id = sqlite3_last_insert_rowid(s->db);
@@ -302,7 +363,7 @@ int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *
 	bind_str(q, 11, pick(r->id.container, fid->container));
 	bind_str(q, 12, r->stream);
 	bind_str(q, 13, r->severity);
-	sqlite3_bind_text(q, 14, r->text.p ? r->text.p : "", (int)r->text.n, SQLITE_TRANSIENT);
+	sqlite3_bind_text(q, 14, r->text.p ? r->text.p : "", (int)r->text.n, SQLITE_STATIC);
 	if (step(s, q))
 		return IQ_ERR_DB;
 	int64_t id = sqlite3_last_insert_rowid(s->db);
@@ -316,10 +377,11 @@ int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *
 		bind_str(q, 3, h->client);
 		bind_str(q, 4, h->method);
 		bind_str(q, 5, h->path);
-		if (h->status)
-			sqlite3_bind_int(q, 6, h->status);
+		bind_int_nz(q, 6, h->status);
 		if (h->bytes_sent >= 0)
 			sqlite3_bind_int64(q, 7, h->bytes_sent);
+		else
+			sqlite3_bind_null(q, 7);
 		bind_real(q, 8, h->duration_s);
 		bind_str(q, 9, h->upstream_name);
 		bind_str(q, 10, h->request_id);
@@ -332,8 +394,7 @@ int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *
 			sqlite3_bind_int64(q, 1, id);
 			sqlite3_bind_int(q, 2, i);
 			bind_str(q, 3, h->upstream_addr[i]);
-			if (h->upstream_status[i])
-				sqlite3_bind_int(q, 4, h->upstream_status[i]);
+			bind_int_nz(q, 4, h->upstream_status[i]);
 			bind_real(q, 5, h->upstream_time_s[i]);
 			if (step(s, q))
 				return IQ_ERR_DB;
@@ -346,8 +407,7 @@ int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *
 		sqlite3_bind_int64(q, 1, id);
 		bind_time(q, 2, r->ts);
 		bind_str(q, 3, node);
-		if (g->index >= 0)
-			sqlite3_bind_int(q, 4, g->index);
+		bind_int_known(q, 4, g->index);
 		bind_str(q, 5, g->uuid);
 		bind_str(q, 6, g->pci_bus);
 		bind_str(q, 7, g->name);
@@ -429,7 +489,7 @@ int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *
 		q = s->st[ST_CONFIG];
 		sqlite3_bind_int64(q, 1, id);
 		bind_str(q, 2, c->scope);
-		sqlite3_bind_text(q, 3, c->key.p ? c->key.p : "", (int)c->key.n, SQLITE_TRANSIENT);
+		sqlite3_bind_text(q, 3, c->key.p ? c->key.p : "", (int)c->key.n, SQLITE_STATIC);
 		bind_str(q, 4, c->value);
 		bind_str(q, 5, c->source);
 		if (step(s, q))
@@ -466,7 +526,9 @@ int iq_store_skip(struct iq_store *s, int64_t file_id, const char *reason,
 	sqlite3_bind_int64(q, 3, lines);
 	sqlite3_bind_int64(q, 4, first_line);
 	if (example)
-		sqlite3_bind_text(q, 5, example, (int)(n > 4096 ? 4096 : n), SQLITE_TRANSIENT);
+		sqlite3_bind_text(q, 5, example, (int)(n > 4096 ? 4096 : n), SQLITE_STATIC);
+	else
+		sqlite3_bind_null(q, 5);
 	return step(s, q);
 }
 

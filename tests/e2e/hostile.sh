@@ -280,9 +280,12 @@ PY
 full=$(counts "$tmp/full.db")
 # started DB: waits until the run has its database open (its signal handler
 # is set then: a background job of sh starts with SIGINT ignored), then 1 s
+# waits until a run is writing the database $1: its WAL exists (ingest), or
+# it has grown past 1 MiB (analyze's scratch database has no journal)
 started() {
   n=0
-  while [ ! -e "$1-wal" ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done
+  while [ ! -e "$1-wal" ] && [ "$( (wc -c < "$1") 2>/dev/null || echo 0)" -lt 1048576 ] \
+        && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done
   sleep 1
 }
 for sig in INT TERM KILL; do

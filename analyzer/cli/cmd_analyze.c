@@ -117,7 +117,7 @@ int iq_cmd_analyze(int argc, char **argv)
 	iq_rules_init(&rs);
 	char dbtmp[4096], dbpath[4096], fpath[4096], mpath[4096];
 	struct iq_ingest_opts io = {0};
-	io.jobs = iq_default_jobs();
+	iq_ingest_opts_init(&io);
 
 	for (int i = 1; i < argc; i++) {
 		if (iq_ingest_option("analyze", argc, argv, &i, &io, &usage))

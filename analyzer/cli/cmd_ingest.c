@@ -98,6 +98,37 @@ int iq_ingest_option(const char *cmd, int argc, char **argv, int *i,
 {
 	const char *a = argv[*i];
 	int64_t *dst;
+	const char **sdst = NULL;
+	if (strcmp(a, "--since") == 0 || strcmp(a, "--until") == 0) {
+		int64_t *t = a[2] == 's' ? &o->scope.since : &o->scope.until;
+		if (*i + 1 >= argc || iq_time_parse_arg(argv[*i + 1], t)) {
+			iq_errorf("%s: %s takes an RFC 3339 time (2026-11-30T14:12:00Z) or a date%s%s%s", cmd,
+				  a, *i + 1 < argc ? ", not '" : "", *i + 1 < argc ? argv[*i + 1] : "",
+				  *i + 1 < argc ? "'" : "");
+			*bad = 1;
+		} else {
+			o->scoped = 1;
+		}
+		if (*i + 1 < argc)
+			++*i;
+		return 1;
+	}
+	if (strcmp(a, "--namespace") == 0 || strcmp(a, "-n") == 0)
+		sdst = &o->scope.ns;
+	else if (strcmp(a, "--node") == 0)
+		sdst = &o->scope.node;
+	else if (strcmp(a, "--pod") == 0)
+		sdst = &o->scope.pod;
+	if (sdst) {
+		if (*i + 1 >= argc || !argv[*i + 1][0]) {
+			iq_errorf("%s: %s needs a name", cmd, a);
+			*bad = 1;
+			return 1;
+		}
+		*sdst = argv[++*i];
+		o->scoped = 1;
+		return 1;
+	}
 	if (strcmp(a, "--jobs") == 0 || strcmp(a, "-j") == 0) {
 		char *end = NULL;
 		long v = *i + 1 < argc ? strtol(argv[*i + 1], &end, 10) : 0;
@@ -139,7 +170,7 @@ int iq_cmd_ingest(int argc, char **argv)
 	struct iq_ingest_opts io = {0};
 	struct iq_stage_times times = {0};
 	double wall0 = iq_wall_seconds();
-	io.jobs = iq_default_jobs();
+	iq_ingest_opts_init(&io);
 	for (int i = 1; i < argc; i++) {
 		if (iq_ingest_option("ingest", argc, argv, &i, &io, &bad))
 			continue;

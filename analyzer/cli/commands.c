@@ -7,10 +7,17 @@
 
 static const struct iq_command commands[] = {
 	{"analyze", iq_cmd_analyze,
-	 "analyze BUNDLE... [-o DIR] [--rules PATH]... [--quiet] [--fail-on VERDICT[,VERDICT]]"
-	 " [--max-member-bytes N] [--max-bundle-bytes N]",
+	 "analyze BUNDLE... [-o DIR] [--rules PATH]... [--lang en|tr] [--jobs N] [--quiet]"
+	 " [--fail-on VERDICT[,VERDICT]] [--since T] [--until T] [--namespace NS] [--node N]"
+	 " [--pod P] [--max-member-bytes N] [--max-bundle-bytes N] [--stats]",
 	 "Ingest the bundle, run the rule packs and write inquest.db, findings.json\n"
 	 "and postmortem.md into DIR (default ./inquest-<bundle name>/).\n"
+	 "--jobs N: parser threads (default: the cores); the results are the same\n"
+	 "for any N. --since/--until T (RFC 3339 or a date), --namespace, --node,\n"
+	 "--pod: keep only records of that window / attributed to that name (or\n"
+	 "to none); the others are counted as skipped lines with the reason.\n"
+	 "--stats: CPU and wall seconds per stage (read, parse, match, store,\n"
+	 "index, detect, report) on stderr.\n"
 	 "--max-member-bytes N: read at most N decompressed bytes of each file\n"
 	 "(default 8G); --max-bundle-bytes N: at most N in all (default 64G). N\n"
 	 "takes K, M, G, T. What a limit cuts off is a warning and a problem in\n"
@@ -18,10 +25,13 @@ static const struct iq_command commands[] = {
 	 "SIGINT/SIGTERM stop the run with exit 130 and leave the previous\n"
 	 "outputs in DIR as they were."},
 	{"ingest", iq_cmd_ingest,
-	 "ingest BUNDLE... --db FILE [--rules PATH]... [--max-member-bytes N] [--max-bundle-bytes N]",
+	 "ingest BUNDLE... --db FILE [--rules PATH]... [--jobs N] [--since T] [--until T]"
+	 " [--namespace NS] [--node N] [--pod P] [--max-member-bytes N] [--max-bundle-bytes N]"
+	 " [--stats]",
 	 "Parse the bundle into the database only. Files already ingested are not\n"
-	 "read again, so re-ingesting a bundle adds no duplicates. The limits are\n"
-	 "those of analyze. SIGINT/SIGTERM commit the files read so far and exit\n"
+	 "read again, so re-ingesting a bundle adds no duplicates. The limits,\n"
+	 "scope and --jobs are those of analyze. SIGINT/SIGTERM commit the files\n"
+	 "read so far and exit\n"
 	 "130; a rerun reads the file that was cut and the rest."},
 	{"report", iq_cmd_report, "report --db FILE [--format md|json|text] [--lang en|tr] [-o FILE]",
 	 "Render the postmortem (md), the findings (json) or a short terminal summary\n"

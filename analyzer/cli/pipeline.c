@@ -78,6 +78,9 @@ struct parser {
 	struct iq_ruleset own;
 	int own_loaded;
 	struct job *job;
+	struct iq_ident fid;        /* the identity of job's path */
+	struct iq_parse_ctx *ctx;   /* job's, while it is parsed */
+	long mark;                  /* lines before it are covered by records */
 	struct iq_batch *b;
 	long records;
 	long matches;
@@ -104,6 +107,7 @@ struct pipe {
 	size_t ndone;
 	int max_jobs;
 	int timing;
+	const struct iq_scope *scope; /* NULL: keep everything */
 	double walk_cpu_s;
 };
 
@@ -390,9 +394,62 @@ static int on_match(void *u, const char *pack, const char *signal, const char *c
 	return 0;
 }
 
+static int str_is(struct iq_str s, const char *want)
+{
+	return strlen(want) == s.n && memcmp(s.p, want, s.n) == 0;
+}
+
+/* Why r is outside the scope, or NULL when it is in. */
+static const char *out_of_scope(const struct iq_scope *sc, const struct iq_record *r,
+				const struct iq_ident *fid)
+{
+	if (r->ts != IQ_TIME_NONE && ((sc->since != IQ_TIME_NONE && r->ts < sc->since) ||
+				      (sc->until != IQ_TIME_NONE && r->ts > sc->until)))
+		return "outside the scope (--since/--until)";
+	struct iq_str ns = r->id.ns.n ? r->id.ns : fid->ns;
+	struct iq_str node = r->id.node.n ? r->id.node : fid->node;
+	struct iq_str pod = r->id.pod.n ? r->id.pod : fid->pod;
+	if (r->kind == IQ_KIND_POD) {
+		if (r->u.pod.ns.n)
+			ns = r->u.pod.ns;
+		if (r->u.pod.node.n)
+			node = r->u.pod.node;
+		if (r->u.pod.name.n)
+			pod = r->u.pod.name;
+	} else if (r->kind == IQ_KIND_EVENT && str_is(r->u.event.object_kind, "Pod")) {
+		if (r->u.event.object_ns.n)
+			ns = r->u.event.object_ns;
+		pod = r->u.event.object_name;
+	}
+	if (sc->ns && ns.n && !str_is(ns, sc->ns))
+		return "outside the scope (--namespace)";
+	if (sc->node && node.n && !str_is(node, sc->node))
+		return "outside the scope (--node)";
+	if (sc->pod && pod.n && !str_is(pod, sc->pod))
+		return "outside the scope (--pod)";
+	return NULL;
+}
+
 static int on_record(void *u, const struct iq_record *r)
 {
 	struct parser *w = u;
+	long end = r->line + (r->nlines > 0 ? r->nlines : 1);
+	if (w->p->scope) {
+		const char *why = out_of_scope(w->p->scope, r, &w->fid);
+		if (why) {
+			/* records may share lines (the containers of one pod):
+			 * count only the lines no record has covered yet */
+			long from = r->line > w->mark ? r->line : w->mark;
+			if (end > from)
+				w->ctx->sink.skip(w->ctx->sink.u, from, end - from, why, r->text.p,
+						  r->text.n);
+			if (end > w->mark)
+				w->mark = end;
+			return IQ_RECORD_DROPPED;
+		}
+	}
+	if (end > w->mark)
+		w->mark = end;
 	if (!w->b)
 		w->b = batch_get(w->p);
 	if (iq_batch_add(w->b, r)) {
@@ -485,6 +542,9 @@ static void parse_job(struct parser *w, struct job *j)
 	ctx.path = j->path;
 	ctx.mtime = j->mtime;
 	iq_path_ident(j->path, &ctx.file_id);
+	w->fid = ctx.file_id;
+	w->ctx = &ctx;
+	w->mark = 0;
 	ctx.sink.record = on_record;
 	ctx.sink.skip = on_skip;
 	ctx.sink.u = w;
@@ -713,6 +773,7 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 	p.wo.max_member_bytes = io->max_member_bytes;
 	p.wo.max_total_bytes = io->max_bundle_bytes;
 	p.timing = io->timing != NULL;
+	p.scope = io->scoped ? &io->scope : NULL;
 	int nparsers = io->jobs > 0 ? io->jobs : 1;
 	p.max_jobs = nparsers + 4;
 	p.done = iq_store_done_paths(s, &p.ndone);
@@ -858,4 +919,11 @@ int iq_default_jobs(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n < 1 ? 1 : n > 16 ? 16 : (int)n;
+}
+
+void iq_ingest_opts_init(struct iq_ingest_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->jobs = iq_default_jobs();
+	o->scope.since = o->scope.until = IQ_TIME_NONE;
 }

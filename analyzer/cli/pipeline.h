@@ -30,6 +30,16 @@ struct iq_stage_times {
 	double report_s;      /* findings and reports (wall) */
 };
 
+/* What to keep (--since/--until/--namespace/--node/--pod): a record timed
+ * outside [since, until], or attributed to another namespace, node or pod,
+ * is left out and its lines are counted as skipped with the reason. Records
+ * without a time, or not attributed to any pod (a load balancer line for a
+ * --pod scope), are kept. */
+struct iq_scope {
+	int64_t since, until;      /* IQ_TIME_NONE: open */
+	const char *ns, *node, *pod; /* NULL: any */
+};
+
 /* How to ingest: 0 limits take the walker's defaults (bundle.h). */
 struct iq_ingest_opts {
 	int quiet;
@@ -39,6 +49,8 @@ struct iq_ingest_opts {
 	char **rules;              /* --rules paths, loaded again for each parser */
 	int nrules;
 	struct iq_stage_times *timing; /* NULL unless --stats */
+	struct iq_scope scope;     /* since/until IQ_TIME_NONE when not given */
+	int scoped;                /* any part of scope given */
 };
 
 /* Reads every file of the bundle at path into s, tagging records with the
@@ -57,6 +69,9 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 int iq_load_rules(struct iq_ruleset *rs, char **paths, int npaths);
 /* The same without printing: returns 0 or the iq_err with d->msg. */
 int iq_load_rules_quiet(struct iq_ruleset *rs, char **paths, int npaths, struct iq_diag *d);
+
+/* Sets o to the defaults: no limits, no scope, --jobs as iq_default_jobs. */
+void iq_ingest_opts_init(struct iq_ingest_opts *o);
 
 /* The default of --jobs: the cores online, 1 to 16. */
 int iq_default_jobs(void);

@@ -17,9 +17,12 @@ struct run {
 static int count_record(void *u, const struct iq_record *r)
 {
 	struct run *run = u;
+	int rc = run->outer.record(run->outer.u, r);
+	if (rc == IQ_RECORD_DROPPED)
+		return 0; /* its lines went through ctx->sink.skip */
 	run->stats->records++;
 	run->stats->lines_parsed += r->nlines > 0 ? r->nlines : 1;
-	return run->outer.record(run->outer.u, r);
+	return rc;
 }
 
 static void count_skip(void *u, long first, long count, const char *reason,

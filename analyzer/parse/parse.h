@@ -136,11 +136,16 @@ struct iq_record {
 /* Clears r and sets the "unknown" markers (NAN, -1, IQ_TIME_NONE). */
 void iq_record_init(struct iq_record *r, enum iq_kind kind);
 
-/* Where records go. record() returns 0, or a negative iq_err to stop the
- * file. skip() accounts for count lines from first_line on that yield no
+/* Where records go. record() returns 0, IQ_RECORD_DROPPED when it left
+ * the record out (outside the --since/--until scope, say) after accounting
+ * for its lines through the parse context's sink.skip (which, during
+ * iq_parse_run, is the driver's counting sink), or a negative iq_err to
+ * stop the file. skip() accounts for count lines from first_line on that yield no
  * record, with a short fixed reason ("blank", "header", "malformed JSON",
  * ...), a string that outlives the file (a literal); text is one example
  * line (may be NULL). */
+#define IQ_RECORD_DROPPED 1
+
 struct iq_sink {
 	int (*record)(void *u, const struct iq_record *r);
 	void (*skip)(void *u, long first_line, long count, const char *reason,

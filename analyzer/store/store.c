@@ -138,7 +138,7 @@ int iq_store_open(const char *path, int readonly, struct iq_store **out, struct 
 	char pragmas[256];
 	snprintf(pragmas, sizeof pragmas,
 		 "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
-		 " PRAGMA cache_size=-32768; PRAGMA temp_store=MEMORY;"
+		 " PRAGMA cache_size=-2048; PRAGMA temp_store=MEMORY;"
 		 " PRAGMA user_version=%d;", IQ_SCHEMA_VERSION);
 	if (iq_store_exec(s, pragmas, d) || iq_store_exec(s, iq_schema_sql, d))
 		goto fail;

@@ -11,5 +11,6 @@ sh tests/e2e/report.sh "$bin" || status=1
 python3 tests/e2e/check_sample.py "$bin" || status=1
 python3 tests/e2e/scenarios.py "$bin" || status=1
 sh tests/e2e/jobs.sh "$bin" || status=1
+python3 tests/e2e/scope.py "$bin" || status=1
 sh tests/e2e/hostile.sh "$bin" || status=1
 exit $status

@@ -14,8 +14,10 @@ CREATE TABLE IF NOT EXISTS meta (
 -- Line accounting: lines_read = lines_parsed + lines_skipped; skips says why.
 -- status: 'reading' while it is ingested (a crashed run leaves it so and the
 -- next run reads it again), 'done', 'error' (read stopped: see error),
--- 'unknown' (no format recognised), 'binary', 'duplicate' (the same bytes
--- as another file of the bundle: see error). first_record: the id of the
+-- 'unknown' (no format recognised), 'binary', 'empty', 'cut' (read up to
+-- --max-member-bytes or --max-bundle-bytes: the rest is not in the
+-- database; problems says which), 'duplicate' (the same bytes as another
+-- file of the bundle, named in error: its lines are skipped). first_record: the id of the
 -- file's first record; its records are the ids from there on with its
 -- file_id (one writer writes one file at a time).
 CREATE TABLE IF NOT EXISTS files (

@@ -29,6 +29,11 @@ struct iq_member {
  * or truncated member); bytes already returned stay valid. */
 ssize_t iq_member_read(struct iq_member *m, void *buf, size_t n, struct iq_diag *d);
 
+/* Whether a read of m stopped at a size limit (--max-member-bytes or
+ * --max-bundle-bytes) rather than at the member's end; the walker has
+ * reported the limit as a problem of m. */
+int iq_member_cut(const struct iq_member *m);
+
 /* Called for each regular file; a non-zero return stops the walk and is
  * returned by iq_bundle_walk. */
 typedef int (*iq_member_fn)(struct iq_member *m, void *u);

@@ -252,6 +252,12 @@ ssize_t iq_member_read(struct iq_member *m, void *buf, size_t n, struct iq_diag 
 	return stream_read(m->impl, buf, n, 0, d);
 }
 
+int iq_member_cut(const struct iq_member *m)
+{
+	const struct stream *s = m->impl;
+	return s->state == ST_OVER;
+}
+
 static la_ssize_t nest_read(struct archive *a, void *cd, const void **out)
 {
 	struct nest *n = cd;

@@ -50,12 +50,14 @@ struct job {
 	char why[256];
 	int already;               /* in the database already: not read */
 	int64_t bytes;             /* decompressed bytes read */
+	uint64_t hash;             /* of all bytes read, to find copies */
 	/* walker -> parser */
 	struct chunk *in_head, *in_tail;
 	size_t in_bytes;
 	int in_done;
 	int read_err;              /* the member broke after in_head was read */
 	int head_err;              /* ... or before the sniffing window was full */
+	int cut;                   /* the read stopped at a size limit */
 	char read_msg[1024];
 	/* parser -> writer */
 	struct iq_batch *out_head, *out_tail;
@@ -108,6 +110,7 @@ struct pipe {
 	int max_jobs;
 	int timing;
 	const struct iq_scope *scope; /* NULL: keep everything */
+	struct seen_set *seen;      /* the writer's */
 	double walk_cpu_s;
 };
 
@@ -194,6 +197,24 @@ static void job_append(struct pipe *p, struct job *j, int parse)
 	wake(p);
 }
 
+/* A fast 64-bit hash of a byte stream, fed chunk by chunk (chunks are
+ * whole words except the last). Not cryptographic: a match is a candidate
+ * that identity and size confirm. */
+static uint64_t hash_feed(uint64_t h, const char *p, size_t n)
+{
+	const uint64_t k = 0x9E3779B97F4A7C15ull;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * k;
+		h ^= h >> 31;
+	}
+	for (; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * k;
+	return h ^ (h >> 29);
+}
+
 static int cmp_done(const void *key, const void *elem)
 {
 	return strcmp(key, *(char *const *)elem);
@@ -252,6 +273,7 @@ static int walk_member(struct iq_member *m, void *u)
 	c->next = NULL;
 	c->n = read_full(m, c->data, sizeof c->data, &err, &rd);
 	j->bytes = (int64_t)c->n;
+	j->hash = hash_feed(0, c->data, c->n);
 	j->f = iq_sniff(m->path, c->data, c->n, j->why, sizeof j->why);
 	j->already = p->ndone && bsearch(j->path, p->done, p->ndone, sizeof *p->done, cmp_done);
 	if (err) {
@@ -259,6 +281,7 @@ static int walk_member(struct iq_member *m, void *u)
 		snprintf(j->read_msg, sizeof j->read_msg, "%s", rd.msg);
 	}
 	int parse = j->f && !j->already;
+	j->cut = iq_member_cut(m);
 	j->in_head = j->in_tail = c;
 	j->in_bytes = c->n;
 	if (!parse) {
@@ -294,6 +317,7 @@ static int walk_member(struct iq_member *m, void *u)
 			break;
 		}
 		j->bytes += (int64_t)c->n;
+		j->hash = hash_feed(j->hash, c->data, c->n);
 		if (j->in_tail)
 			j->in_tail->next = c;
 		else
@@ -304,6 +328,7 @@ static int walk_member(struct iq_member *m, void *u)
 		unlock(p);
 	}
 	lock(p);
+	j->cut = iq_member_cut(m);
 	if (err && !j->head_err) {
 		j->read_err = 1;
 		snprintf(j->read_msg, sizeof j->read_msg, "%s", rd.msg);
@@ -602,6 +627,80 @@ static void *parser_main(void *u)
 
 /* ---- the writer ---- */
 
+/* The files stored so far, by size and hash, to find copies: kubelet's
+ * /var/log/containers/<pod>_<ns>_<c>-<id>.log is a link to the file under
+ * /var/log/pods/, and a collector that follows links packs it twice. */
+struct seen_file {
+	int64_t bytes;
+	uint64_t hash;
+	char *path;
+};
+
+struct seen_set {
+	struct seen_file *v;  /* open addressing, cap a power of two */
+	size_t n, cap;
+};
+
+static size_t seen_slot(const struct seen_set *ss, int64_t bytes, uint64_t hash)
+{
+	return (size_t)((hash ^ (uint64_t)bytes) * 0x9E3779B97F4A7C15ull >> 20) & (ss->cap - 1);
+}
+
+static void seen_add(struct seen_set *ss, int64_t bytes, uint64_t hash, const char *path)
+{
+	if ((ss->n + 1) * 2 > ss->cap) {
+		struct seen_set big = {iq_xcalloc(ss->cap ? ss->cap * 2 : 256, sizeof *big.v), 0,
+				       ss->cap ? ss->cap * 2 : 256};
+		for (size_t i = 0; i < ss->cap; i++)
+			if (ss->v[i].path) {
+				size_t k = seen_slot(&big, ss->v[i].bytes, ss->v[i].hash);
+				while (big.v[k].path)
+					k = (k + 1) & (big.cap - 1);
+				big.v[k] = ss->v[i];
+				big.n++;
+			}
+		free(ss->v);
+		*ss = big;
+	}
+	size_t k = seen_slot(ss, bytes, hash);
+	while (ss->v[k].path)
+		k = (k + 1) & (ss->cap - 1);
+	ss->v[k] = (struct seen_file){bytes, hash, iq_xstrdup(path)};
+	ss->n++;
+}
+
+static int same_slice(struct iq_str a, struct iq_str b)
+{
+	return !a.n || !b.n || (a.n == b.n && memcmp(a.p, b.p, a.n) == 0);
+}
+
+/* An earlier file with the same bytes and no identity that differs (node,
+ * namespace, pod, container from the path), or NULL. */
+static const char *seen_copy_of(const struct seen_set *ss, int64_t bytes, uint64_t hash,
+				const struct iq_ident *id)
+{
+	if (!ss->cap)
+		return NULL;
+	for (size_t k = seen_slot(ss, bytes, hash); ss->v[k].path; k = (k + 1) & (ss->cap - 1)) {
+		const struct seen_file *f = &ss->v[k];
+		if (f->bytes != bytes || f->hash != hash)
+			continue;
+		struct iq_ident o;
+		iq_path_ident(f->path, &o);
+		if (same_slice(o.node, id->node) && same_slice(o.ns, id->ns) &&
+		    same_slice(o.pod, id->pod) && same_slice(o.container, id->container))
+			return f->path;
+	}
+	return NULL;
+}
+
+static void seen_release(struct seen_set *ss)
+{
+	for (size_t i = 0; i < ss->cap; i++)
+		free(ss->v[i].path);
+	free(ss->v);
+}
+
 static void warn_escaped(int quiet, const char *path, long line, const char *msg, const char *tail)
 {
 	if (quiet)
@@ -664,6 +763,26 @@ static void batch_put(struct pipe *p, struct iq_batch *b)
 	iq_batch_free(b);
 }
 
+/* j turned out to hold the same bytes as the file at orig: its rows go, and
+ * its lines are accounted as skipped, a copy. */
+static int forget_copy(struct iq_store *s, int64_t file_id, struct job *j, const char *orig,
+		       long matches, struct iq_ingest_stats *st)
+{
+	int rc = iq_store_file_forget(s, file_id, iq_store_first_record(s, file_id));
+	if (rc)
+		return rc;
+	st->records -= j->fs.records;
+	st->matches -= matches;
+	j->nskips = 0;
+	j->fs.lines_parsed = 0;
+	j->fs.records = 0;
+	j->fs.lines_skipped = j->fs.lines_read;
+	if (j->fs.lines_read)
+		rc = iq_store_skip(s, file_id, "a copy of another file of the bundle", j->fs.lines_read, 1,
+				   orig, strlen(orig));
+	return rc;
+}
+
 static int write_file(struct pipe *p, struct iq_store *s, struct job *j, int quiet,
 		      struct iq_ingest_stats *st)
 {
@@ -706,9 +825,11 @@ static int write_file(struct pipe *p, struct iq_store *s, struct job *j, int qui
 	} else {
 		st->files_known++;
 		struct iq_batch *b;
+		long matches = 0;
 		while ((b = next_batch(p, j))) {
 			st->records += (long)b->n;
 			st->matches += (long)b->nmatches;
+			matches += (long)b->nmatches;
 			rc = store_batch(s, file_id, &fid, b);
 			batch_put(p, b);
 			if (rc)
@@ -729,6 +850,24 @@ static int write_file(struct pipe *p, struct iq_store *s, struct job *j, int qui
 			char tail[96];
 			snprintf(tail, sizeof tail, " (read stopped; %ld lines kept)", j->fs.lines_read);
 			warn_escaped(quiet, j->path, j->fs.lines_read, error, tail);
+		} else if (j->cut) {
+			/* the walker has a problem row saying which limit */
+			status = "cut";
+			snprintf(j->parse_msg, sizeof j->parse_msg,
+				 "read up to a size limit: %lld bytes of it kept", (long long)j->bytes);
+			error = j->parse_msg;
+		} else if (j->bytes > 0) {
+			const char *orig = seen_copy_of(p->seen, j->bytes, j->hash, &fid);
+			if (orig) {
+				rc = forget_copy(s, file_id, j, orig, matches, st);
+				if (rc)
+					return rc;
+				status = "duplicate";
+				snprintf(j->parse_msg, sizeof j->parse_msg, "the same bytes as %s", orig);
+				error = j->parse_msg;
+			} else {
+				seen_add(p->seen, j->bytes, j->hash, j->path);
+			}
 		}
 	}
 	for (int i = 0; i < j->nskips; i++) {
@@ -774,6 +913,8 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 	p.wo.max_total_bytes = io->max_bundle_bytes;
 	p.timing = io->timing != NULL;
 	p.scope = io->scoped ? &io->scope : NULL;
+	struct seen_set seen = {NULL, 0, 0};
+	p.seen = &seen;
 	int nparsers = io->jobs > 0 ? io->jobs : 1;
 	p.max_jobs = nparsers + 4;
 	p.done = iq_store_done_paths(s, &p.ndone);
@@ -892,6 +1033,7 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 			iq_rules_release(&ws[i].own);
 	free(ws);
 	iq_store_paths_free(p.done, p.ndone);
+	seen_release(&seen);
 	pthread_cond_destroy(&p.cv);
 	pthread_mutex_destroy(&p.mu);
 	return rc;

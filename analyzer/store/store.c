@@ -138,7 +138,7 @@ int iq_store_open(const char *path, int readonly, struct iq_store **out, struct 
 	char pragmas[256];
 	snprintf(pragmas, sizeof pragmas,
 		 "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
-		 " PRAGMA cache_size=-2048; PRAGMA temp_store=MEMORY;"
+		 " PRAGMA cache_size=-2048; PRAGMA temp_store=FILE;"
 		 " PRAGMA user_version=%d;", IQ_SCHEMA_VERSION);
 	if (iq_store_exec(s, pragmas, d) || iq_store_exec(s, iq_schema_sql, d))
 		goto fail;
@@ -297,25 +297,11 @@ int iq_store_file_begin(struct iq_store *s, const char *path, const char *bundle
 			*file_id = old;
 			return 0;
 		}
-		/* left half-read by an interrupted run: read it again. A file's
-		 * records are consecutive ids from first_record on (one writer
-		 * writes one file at a time), so the rowid range bounds each scan. */
-		char sub[160], sql[2400];
-		snprintf(sub, sizeof sub, "SELECT id FROM records WHERE id >= %lld AND file_id = %lld",
-			 (long long)first, (long long)old);
-		snprintf(sql, sizeof sql,
-			 "DELETE FROM signal_matches WHERE record_id IN (%s);"
-			 "DELETE FROM http_upstreams WHERE record_id IN (%s);"
-			 "DELETE FROM http_requests WHERE record_id IN (%s);"
-			 "DELETE FROM gpu_samples WHERE record_id IN (%s);"
-			 "DELETE FROM k8s_events WHERE record_id IN (%s);"
-			 "DELETE FROM kernel_events WHERE record_id IN (%s);"
-			 "DELETE FROM pod_states WHERE record_id IN (%s);"
-			 "DELETE FROM config_settings WHERE record_id IN (%s);"
-			 "DELETE FROM records WHERE id >= %lld AND file_id = %lld;"
-			 "DELETE FROM skips WHERE file_id = %lld; DELETE FROM files WHERE id = %lld;",
-			 sub, sub, sub, sub, sub, sub, sub, sub, (long long)first, (long long)old,
-			 (long long)old, (long long)old);
+		/* left half-read by an interrupted run: read it again */
+		if (iq_store_file_forget(s, old, first))
+			return IQ_ERR_DB;
+		char sql[96];
+		snprintf(sql, sizeof sql, "DELETE FROM files WHERE id = %lld;", (long long)old);
 		if (iq_store_exec(s, sql, NULL))
 			return IQ_ERR_DB;
 	} else {
@@ -336,6 +322,46 @@ int iq_store_file_begin(struct iq_store *s, const char *path, const char *bundle
 		return IQ_ERR_DB;
 	*file_id = sqlite3_last_insert_rowid(s->db);
 	return 0;
+}
+
+int iq_store_file_forget(struct iq_store *s, int64_t file_id, int64_t first_record)
+{
+	/* A file's records are consecutive ids from first_record on (one
+	 * writer writes one file at a time), so the rowid range bounds each
+	 * scan. */
+	char sub[160], sql[2400];
+	if (begin_tx(s))
+		return IQ_ERR_DB;
+	snprintf(sub, sizeof sub, "SELECT id FROM records WHERE id >= %lld AND file_id = %lld",
+		 (long long)first_record, (long long)file_id);
+	snprintf(sql, sizeof sql,
+		 "DELETE FROM signal_matches WHERE record_id IN (%s);"
+		 "DELETE FROM http_upstreams WHERE record_id IN (%s);"
+		 "DELETE FROM http_requests WHERE record_id IN (%s);"
+		 "DELETE FROM gpu_samples WHERE record_id IN (%s);"
+		 "DELETE FROM k8s_events WHERE record_id IN (%s);"
+		 "DELETE FROM kernel_events WHERE record_id IN (%s);"
+		 "DELETE FROM pod_states WHERE record_id IN (%s);"
+		 "DELETE FROM config_settings WHERE record_id IN (%s);"
+		 "DELETE FROM records WHERE id >= %lld AND file_id = %lld;"
+		 "DELETE FROM skips WHERE file_id = %lld;",
+		 sub, sub, sub, sub, sub, sub, sub, sub, (long long)first_record, (long long)file_id,
+		 (long long)file_id);
+	return iq_store_exec(s, sql, NULL);
+}
+
+int64_t iq_store_first_record(struct iq_store *s, int64_t file_id)
+{
+	sqlite3_stmt *q;
+	int64_t v = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT coalesce(first_record, 0) FROM files WHERE id = ?1", -1,
+			       &q, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(q, 1, file_id);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		v = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return v;
 }
 
 static struct iq_str pick(struct iq_str a, struct iq_str b)

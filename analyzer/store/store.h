@@ -43,6 +43,14 @@ int iq_store_file_begin(struct iq_store *s, const char *path, const char *bundle
 			const char *format, const char *reason, int64_t mtime,
 			const struct iq_ident *id, int64_t *file_id, int *already);
 
+/* Removes every row that records of file_id gave (records, typed tables,
+ * matches, skips), keeping the files row: for a file found to be a copy of
+ * another. first_record is the file's files.first_record (0: unknown, the
+ * whole table is searched). Returns 0 or IQ_ERR_DB. */
+int iq_store_file_forget(struct iq_store *s, int64_t file_id, int64_t first_record);
+/* files.first_record of file_id, 0 when unknown. */
+int64_t iq_store_first_record(struct iq_store *s, int64_t file_id);
+
 /* Adds a record of file_id; its identity gaps are filled from fid (the
  * file's identity). Sets *record_id. */
 int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *fid,

@@ -110,6 +110,9 @@ want_err 'bomb.tar.gz!bomb.log: decompressed size over the limit of 16777216 byt
 want_oom
 want_q "SELECT lines_read FROM files WHERE path LIKE '%bomb.log'" 65536
 want_q "SELECT count(*) FROM problems WHERE path LIKE '%bomb.log' AND message LIKE '%over the limit%'" 1
+want_q "SELECT status || ': ' || error FROM files WHERE path LIKE '%bomb.log'" \
+  'cut: read up to a size limit: 16777216 bytes of it kept'
+want_q "SELECT count(*) FROM files WHERE status = 'cut'" 1
 # the bundle limit stops the walk there
 an bomb2 "$in/bomb.tar.gz" --max-bundle-bytes 8M
 want_rc 0

@@ -2,12 +2,21 @@
  * regexes over each of them is the matcher's main cost. Each pattern that
  * must contain a literal (at its top level, in every alternative) is
  * skipped unless one of its literals occurs in the text; all literals of
- * all packs are found in one pass over the text, through a table of their
- * first two (lower-cased) bytes. The test is case-insensitive, so it can
- * only let through more than the regex would match, never less. */
+ * all packs are found in one pass over the text: each literal is found by
+ * its rarest (lower-cased) byte pair, and the scan tests every position's
+ * byte against the set of bytes such pairs start with (sixteen at a time
+ * where the CPU has SSSE3). The test is case-insensitive, so it can only
+ * let through more than the regex would match, never less. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define IQ_PF_SIMD 1
+#include <immintrin.h>
+#else
+#define IQ_PF_SIMD 0
+#endif
 
 #include "rules_int.h"
 
@@ -17,7 +26,7 @@
 static void run_add(char *run, size_t *rn, unsigned char c)
 {
 	if (*rn + 1 < IQ_LIT_MAX)
-		run[(*rn)++] = (char)tolower(c);
+		run[(*rn)++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
 }
 
 /* Keeps the longest run of the current alternative. */
@@ -129,16 +138,64 @@ size_t iq_pf_extract(const char *pat, char out[][IQ_LIT_MAX], size_t max)
 	}
 }
 
+/* ASCII lower case, as PCRE2's caseless matching outside UTF mode. */
+static unsigned char lower_of[256];
+
+static void lower_init(void)
+{
+	if (lower_of['A'])
+		return;
+	for (int c = 0; c < 256; c++)
+		lower_of[c] = (unsigned char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+}
+
 static unsigned pair_of(unsigned char a, unsigned char b)
 {
-	return (unsigned)tolower(a) << 8 | (unsigned)tolower(b);
+	return (unsigned)lower_of[a] << 8 | lower_of[b];
+}
+
+/* How often a (lower-case) byte turns up in log text, roughly: letters by
+ * their English frequency, digits and the separators logs are made of. The
+ * prefilter finds each literal by its rarest byte pair, so that most
+ * positions of a text miss the bitmap at once. */
+static unsigned common(unsigned char c)
+{
+	static const char by_freq[] = " etaoinsrlcdhum0123456789:.-=/,_pfgywbv\"[]()kx'jqz";
+	const char *p = memchr(by_freq, c, sizeof by_freq - 1);
+	return p ? (unsigned)(sizeof by_freq - (size_t)(p - by_freq)) : 1;
+}
+
+/* Each anchor pair (both cases of each byte) goes into one of eight
+ * buckets: a position is a candidate when, in some bucket, the nibbles of
+ * its byte and of the next one are all present. That lets through more
+ * than the pairs themselves (nibbles of different pairs of a bucket mix),
+ * never less; check_at tests the pair exactly. */
+static void mark_pair(struct iq_prefilter *pf, unsigned char a, unsigned char b, unsigned bucket)
+{
+	unsigned char bit = (unsigned char)(1u << (bucket & 7));
+	pf->first[a] = 1;
+	pf->lo1[a & 15] |= bit;
+	pf->hi1[a >> 4] |= bit;
+	pf->lo2[b & 15] |= bit;
+	pf->hi2[b >> 4] |= bit;
+}
+
+static unsigned char upper_of(unsigned char c)
+{
+	return (unsigned char)(c >= 'a' && c <= 'z' ? c - 32 : c);
 }
 
 struct iq_prefilter *iq_pf_new(void)
 {
+	lower_init();
 	struct iq_prefilter *pf = iq_xcalloc(1, sizeof *pf);
 	pf->head = iq_xmalloc(65536 * sizeof *pf->head);
 	memset(pf->head, 0xff, 65536 * sizeof *pf->head);
+	pf->bits = iq_xcalloc(65536 / 64, sizeof *pf->bits);
+#if IQ_PF_SIMD
+	__builtin_cpu_init();
+	pf->simd = __builtin_cpu_supports("ssse3");
+#endif
 	return pf;
 }
 
@@ -147,6 +204,7 @@ void iq_pf_free(struct iq_prefilter *pf)
 	if (!pf)
 		return;
 	free(pf->head);
+	free(pf->bits);
 	free(pf->lits);
 	free(pf->next);
 	free(pf->seen);
@@ -168,32 +226,106 @@ uint32_t iq_pf_add(struct iq_prefilter *pf, const char *lit)
 	uint32_t id = (uint32_t)pf->nlits++;
 	memcpy(pf->lits[id].s, lit, n + 1);
 	pf->lits[id].n = (unsigned char)n;
-	unsigned k = pair_of((unsigned char)lit[0], (unsigned char)lit[1]);
+	/* the rarest pair; the first of equals */
+	size_t best = 0;
+	unsigned best_score = ~0u;
+	for (size_t i = 0; i + 1 < n; i++) {
+		/* the first byte is what the scan tests at every position */
+		unsigned sc = common((unsigned char)lit[i]) * 64 + common((unsigned char)lit[i + 1]);
+		if (sc < best_score) {
+			best_score = sc;
+			best = i;
+		}
+	}
+	pf->lits[id].anchor = (unsigned char)best;
+	unsigned k = pair_of((unsigned char)lit[best], (unsigned char)lit[best + 1]);
 	pf->next[id] = pf->head[k];
 	pf->head[k] = id;
+	pf->bits[k >> 6] |= 1ull << (k & 63);
+	unsigned char a = (unsigned char)lit[best], b = (unsigned char)lit[best + 1];
+	unsigned bucket = (unsigned)(a >> 4);
+	mark_pair(pf, a, b, bucket);
+	mark_pair(pf, upper_of(a), b, bucket);
+	mark_pair(pf, a, upper_of(b), bucket);
+	mark_pair(pf, upper_of(a), upper_of(b), bucket);
 	pf->seen[id] = 0;
 	return id;
 }
+
+/* The literals whose anchor pair starts at t[i] (i + 1 < n). */
+static inline void check_at(struct iq_prefilter *pf, const unsigned char *t, size_t n, size_t i)
+{
+	unsigned k = pair_of(t[i], t[i + 1]);
+	if (!(pf->bits[k >> 6] >> (k & 63) & 1))
+		return;
+	for (uint32_t id = pf->head[k]; id != UINT32_MAX; id = pf->next[id]) {
+		const struct iq_pf_lit *l = &pf->lits[id];
+		if (pf->seen[id] == pf->gen || i < l->anchor || i - l->anchor + l->n > n)
+			continue;
+		const unsigned char *at = t + i - l->anchor;
+		size_t j = 0;
+		while (j < l->n && lower_of[at[j]] == (unsigned char)l->s[j])
+			j++;
+		if (j == l->n) {
+			pf->seen[id] = pf->gen;
+			pf->nseen++;
+		}
+	}
+}
+
+#if IQ_PF_SIMD
+/* The candidate bucket bits of the sixteen bytes at v. */
+__attribute__((target("ssse3"))) static inline __m128i nibble_sets(__m128i v, __m128i lo, __m128i hi)
+{
+	const __m128i nib = _mm_set1_epi8(0x0f);
+	return _mm_and_si128(_mm_shuffle_epi8(lo, _mm_and_si128(v, nib)),
+			     _mm_shuffle_epi8(hi, _mm_and_si128(_mm_srli_epi16(v, 4), nib)));
+}
+
+/* Sixteen positions at a time: four table shuffles say where an anchor
+ * pair may start (the "double shufti" of Hyperscan). Returns where the
+ * scalar loop takes over. */
+__attribute__((target("ssse3"))) static size_t scan_simd(struct iq_prefilter *pf,
+							  const unsigned char *t, size_t n)
+{
+	const __m128i lo1 = _mm_loadu_si128((const __m128i *)(const void *)pf->lo1);
+	const __m128i hi1 = _mm_loadu_si128((const __m128i *)(const void *)pf->hi1);
+	const __m128i lo2 = _mm_loadu_si128((const __m128i *)(const void *)pf->lo2);
+	const __m128i hi2 = _mm_loadu_si128((const __m128i *)(const void *)pf->hi2);
+	const __m128i zero = _mm_setzero_si128();
+	size_t i = 0;
+	for (; i + 17 <= n; i += 16) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)(t + i));
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(t + i + 1));
+		__m128i c = _mm_and_si128(nibble_sets(a, lo1, hi1), nibble_sets(b, lo2, hi2));
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, zero)) ^ 0xffffu;
+		while (m) {
+			unsigned k = (unsigned)__builtin_ctz(m);
+			m &= m - 1;
+			check_at(pf, t, n, i + k);
+		}
+	}
+	return i;
+}
+#endif
 
 void iq_pf_scan(struct iq_prefilter *pf, const char *text, size_t n)
 {
 	const unsigned char *t = (const unsigned char *)text;
 	pf->gen++;
+	pf->nseen = 0;
 	if (pf->gen == 0) {
 		memset(pf->seen, 0, pf->nlits * sizeof *pf->seen);
 		pf->gen = 1;
 	}
-	for (size_t i = 0; i + 1 < n; i++) {
-		uint32_t id = pf->head[pair_of(t[i], t[i + 1])];
-		for (; id != UINT32_MAX; id = pf->next[id]) {
-			const struct iq_pf_lit *l = &pf->lits[id];
-			if (pf->seen[id] == pf->gen || i + l->n > n)
-				continue;
-			size_t k = 2;
-			while (k < l->n && tolower(t[i + k]) == (unsigned char)l->s[k])
-				k++;
-			if (k == l->n)
-				pf->seen[id] = pf->gen;
-		}
-	}
+	size_t i = 0;
+#if IQ_PF_SIMD
+	if (pf->simd)
+		i = scan_simd(pf, t, n);
+#endif
+	/* most bytes start no anchor pair: one table look each */
+	const unsigned char *first = pf->first;
+	for (; i + 1 < n; i++)
+		if (first[t[i]])
+			check_at(pf, t, n, i);
 }

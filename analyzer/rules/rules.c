@@ -834,6 +834,16 @@ static void pf_signals(struct iq_prefilter *pf, struct iq_pack *p)
 {
 	for (size_t j = 0; j < p->nall; j++) {
 		struct iq_signal *s = &p->sig[j];
+		if (s->nre || s->target) {
+			unsigned k = effective_kinds(s);
+			pf->kinds |= k ? k : ~0u;
+			/* a regex the prefilter knows no literal of runs on
+			 * every record of its kinds */
+			const struct iq_signal *r = s->target ? s->target : s;
+			for (size_t i = 0; i < r->nre; i++)
+				if (!r->lits[i].nalt)
+					pf->always |= k ? k : ~0u;
+		}
 		for (size_t i = 0; i < s->nre; i++)
 			for (unsigned a = 0; a < s->lits[i].nalt; a++)
 				s->lits[i].id[a] = iq_pf_add(pf, s->lits[i].lit[a]);
@@ -857,8 +867,16 @@ int iq_rules_match(struct iq_ruleset *rs, const struct iq_record *r, iq_match_fn
 {
 	unsigned bit = 1u << r->kind;
 	const char *text = r->text.p ? r->text.p : "";
+	struct iq_prefilter *pf = prefilter_of(rs);
+	/* no regex looks at this kind of record (load balancer lines, GPU
+	 * samples): nothing can match */
+	if (!(pf->kinds & bit))
+		return 0;
 	rs->gen++;
-	iq_pf_scan(prefilter_of(rs), text, r->text.n);
+	iq_pf_scan(pf, text, r->text.n);
+	/* no literal in the text: only regexes without literals could match */
+	if (!pf->nseen && !(pf->always & bit))
+		return 0;
 	rs->pf_active = 1;
 	int rc = match_all(rs, r, bit, text, fn, u);
 	rs->pf_active = 0;

@@ -26,11 +26,21 @@ struct iq_field {
 struct iq_pf_lit {
 	char s[IQ_LIT_MAX];    /* lower case */
 	unsigned char n;
+	unsigned char anchor;  /* offset of the byte pair it is found by */
 };
 
 struct iq_prefilter {
-	uint32_t *head;        /* first literal of each two-byte prefix, 65536 */
-	uint32_t *next;        /* the next literal with the same prefix */
+	uint32_t *head;        /* first literal of each anchor pair, 65536 */
+	uint32_t *next;        /* the next literal with the same anchor pair */
+	uint64_t *bits;        /* the anchor pairs in use: 65536 bits, 8 KiB */
+	unsigned char first[256]; /* bytes (either case) an anchor pair starts with */
+	unsigned kinds;        /* record kinds some regex applies to (bit per iq_kind) */
+	unsigned always;       /* kinds some regex without literals applies to */
+	uint32_t nseen;        /* literals found in the current text */
+	/* the anchor pairs by nibbles, for the SIMD scan: bucket bits of the
+	 * first byte's low and high nibble, and of the second byte's */
+	unsigned char lo1[16], hi1[16], lo2[16], hi2[16];
+	int simd;              /* the CPU has SSSE3 */
 	struct iq_pf_lit *lits;
 	uint32_t *seen;        /* == gen when found in the current text */
 	size_t nlits, cap;

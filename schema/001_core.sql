@@ -101,7 +101,9 @@ CREATE TABLE IF NOT EXISTS http_requests (
   user_agent    TEXT
 ) STRICT;
 
--- One row per upstream attempt of a request (retries give several).
+-- One row per upstream attempt of a request (retries give several), in
+-- (record_id, attempt) order: the table is its primary key's B-tree
+-- (WITHOUT ROWID), so a row costs one insert, not a row and an index entry.
 CREATE TABLE IF NOT EXISTS http_upstreams (
   record_id INTEGER NOT NULL REFERENCES records(id),
   attempt   INTEGER NOT NULL,          -- 0, 1, ... in the order tried
@@ -109,7 +111,7 @@ CREATE TABLE IF NOT EXISTS http_upstreams (
   status    INTEGER,
   time_s    REAL,
   PRIMARY KEY (record_id, attempt)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 -- GPU samples (records of kind gpu): memory in MiB, utilisation in %.
 CREATE TABLE IF NOT EXISTS gpu_samples (
@@ -205,7 +207,7 @@ CREATE TABLE IF NOT EXISTS signal_matches (
   signal    TEXT NOT NULL,
   captures  TEXT,
   PRIMARY KEY (record_id, pack, signal)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 -- The findings of each rule pack that ran: the pattern object of
 -- findings.json, verbatim.

@@ -2,8 +2,12 @@
 -- inserting costs more than building them after). There is no index on
 -- records(file_id, line): rowid order already is file and line order, and
 -- files.first_record gives where a file's records start.
-CREATE INDEX IF NOT EXISTS records_ts ON records(ts);
-CREATE INDEX IF NOT EXISTS records_pod ON records(pod, ts);
+-- Nor on records(ts) alone: building it costs a second per GB of logs, and
+-- a time window over every record is one scan (the timeline's tagged
+-- records come through signal_matches). records_pod serves "this pod's
+-- records in this window"; records without a pod (load balancer, kernel)
+-- stay out of it.
+CREATE INDEX IF NOT EXISTS records_pod ON records(pod, ts) WHERE pod IS NOT NULL;
 CREATE INDEX IF NOT EXISTS signal_matches_signal ON signal_matches(pack, signal);
 CREATE INDEX IF NOT EXISTS http_requests_ts ON http_requests(ts);
 CREATE INDEX IF NOT EXISTS gpu_samples_node_ts ON gpu_samples(node, gpu_index, ts);

@@ -86,7 +86,7 @@ struct parser {
 	struct iq_batch *b;
 	long records;
 	long matches;
-	double cpu_s, match_s;
+	double cpu_s, match_wall, busy_wall, wait_wall;
 };
 
 struct pipe {
@@ -390,9 +390,12 @@ static int batch_push(struct parser *w)
 		return 0;
 	}
 	size_t sz = iq_batch_bytes(b);
+	double t0 = p->timing ? wall_now() : 0;
 	lock(p);
 	while (!p->abort && j->out_bytes && j->out_bytes + sz > OUT_MAX)
 		wait_change(p);
+	if (p->timing)
+		w->wait_wall += wall_now() - t0;
 	int stop = p->abort;
 	if (!stop) {
 		if (j->out_tail)
@@ -488,10 +491,11 @@ static int on_record(void *u, const struct iq_record *r)
 		return IQ_ERR_INTR;
 	if (!w->p->timing)
 		return iq_rules_match(w->rs, r, on_match, w);
-	/* the monotonic clock is a vDSO call; the thread CPU clock a syscall */
+	/* the thread's CPU clock is too coarse for one record: the share of
+	 * matching in the thread's busy wall time splits its CPU time */
 	double t0 = wall_now();
 	int rc = iq_rules_match(w->rs, r, on_match, w);
-	w->match_s += wall_now() - t0;
+	w->match_wall += wall_now() - t0;
 	return rc;
 }
 
@@ -524,9 +528,12 @@ static ssize_t job_read(void *src, void *buf, size_t n, struct iq_diag *d)
 	struct parser *w = src;
 	struct pipe *p = w->p;
 	struct job *j = w->job;
+	double t0 = p->timing ? wall_now() : 0;
 	lock(p);
 	while (!p->abort && !j->in_head && !j->in_done)
 		wait_change(p);
+	if (p->timing)
+		w->wait_wall += wall_now() - t0;
 	if (p->abort) {
 		unlock(p);
 		return iq_diag_set(d, IQ_ERR_INTR, "interrupted");
@@ -614,7 +621,10 @@ static void *parser_main(void *u)
 		unlock(p);
 		if (!j)
 			break;
+		double b0 = p->timing ? wall_now() : 0;
 		parse_job(w, j);
+		if (p->timing)
+			w->busy_wall += wall_now() - b0;
 	}
 	if (w->b) {
 		iq_batch_free(w->b);
@@ -1012,8 +1022,11 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 		struct iq_stage_times *t = io->timing;
 		t->read_s += p.walk_cpu_s;
 		for (int i = 0; i < nstarted; i++) {
-			t->parse_s += ws[i].cpu_s - ws[i].match_s;
-			t->match_s += ws[i].match_s;
+			double busy = ws[i].busy_wall - ws[i].wait_wall;
+			double share = busy > 0 ? ws[i].match_wall / busy : 0;
+			share = share > 1 ? 1 : share;
+			t->parse_s += ws[i].cpu_s * (1 - share);
+			t->match_s += ws[i].cpu_s * share;
 		}
 		t->store_s += thread_cpu() - cpu0;
 		t->ingest_wall_s += wall_now() - wall0;

@@ -17,7 +17,13 @@ kernel_events pod_states config_settings signal_matches clock_skew meta"
 dump() { # DB OUT
   for t in $tables; do
     echo "== $t"
-    "$bin" query --db "$1" --format csv "SELECT * FROM $t ORDER BY rowid" || echo "query failed"
+    case $t in
+      http_upstreams) order="record_id, attempt" ;;
+      signal_matches) order="record_id, pack, signal" ;;
+      skips) order="file_id, reason" ;;
+      *) order=rowid ;;
+    esac
+    "$bin" query --db "$1" --format csv "SELECT * FROM $t ORDER BY $order" || echo "query failed"
   done > "$2"
 }
 

@@ -15,7 +15,7 @@ BENCH_KEY          = s$(BENCH_SCALE)-seed$(BENCH_SEED)-$(BENCH_GEN_HASH)
 BENCH_BUNDLE       = $(BENCH_DIR)/bundle-$(BENCH_KEY).tar.gz
 BENCH_TRUTH        = $(BENCH_DIR)/truth-$(BENCH_KEY).json
 
-.PHONY: bench bench-small bench-build bench-bundle
+.PHONY: bench bench-small bench-build bench-bundle bench-memory
 
 # BENCH_RUNS=N repeats each measurement; BENCH_STRICT=1 fails on a missed
 # target (ratio, RSS) as well as on dropped lines.
@@ -26,6 +26,13 @@ bench: bench-build bench-bundle
 bench-small:
 	@$(MAKE) --no-print-directory bench BENCH_SCALE=$(BENCH_SMALL_SCALE)
 
+# Bounded memory: the peak RSS of analyze on ~100 MB (scale 48) and ~2 GB
+# (scale 960) bundles, which must be within 10% of each other.
+BENCH_MEM_SMALL = $(BENCH_DIR)/bundle-s48-seed$(BENCH_SEED)-$(BENCH_GEN_HASH).tar.gz
+BENCH_MEM_LARGE = $(BENCH_DIR)/bundle-s960-seed$(BENCH_SEED)-$(BENCH_GEN_HASH).tar.gz
+bench-memory: bench-build $(BENCH_MEM_SMALL) $(BENCH_MEM_LARGE)
+	BENCH_DIR=$(BENCH_DIR) python3 tests/bench/memory.py $(BENCH_O)/inquest $(BENCH_MEM_SMALL) $(BENCH_MEM_LARGE)
+
 # A build dir built with other flags is rebuilt from scratch, so the bench
 # never measures a -O0 or sanitizer object by accident.
 bench-build:
@@ -35,7 +42,8 @@ bench-build:
 
 bench-bundle: $(BENCH_BUNDLE) $(BENCH_TRUTH)
 
-# The generator names the archive in truth.json after its basename, so it
+# The stem is s<scale>-seed<seed>-<hash>. The generator names the archive
+# in truth.json after its basename, so it
 # writes under the final name in a scratch dir and both files move into place
 # together only when it succeeds.
 $(BENCH_DIR)/bundle-%.tar.gz $(BENCH_DIR)/truth-%.json:
@@ -43,7 +51,9 @@ $(BENCH_DIR)/bundle-%.tar.gz $(BENCH_DIR)/truth-%.json:
 	rm -rf $(BENCH_DIR)/.gen-$*
 	mkdir -p $(BENCH_DIR)/.gen-$*
 	python3 $(BENCH_GEN) --out $(BENCH_DIR)/.gen-$*/bundle-$*.tar.gz \
-	  --truth $(BENCH_DIR)/.gen-$*/truth.json --seed $(BENCH_SEED) --scale $(BENCH_SCALE)
+	  --truth $(BENCH_DIR)/.gen-$*/truth.json \
+	  --seed $(patsubst seed%,%,$(word 2,$(subst -, ,$*))) \
+	  --scale $(patsubst s%,%,$(word 1,$(subst -, ,$*)))
 	mv $(BENCH_DIR)/.gen-$*/truth.json $(BENCH_DIR)/truth-$*.json
 	mv $(BENCH_DIR)/.gen-$*/bundle-$*.tar.gz $(BENCH_DIR)/bundle-$*.tar.gz
 	rm -rf $(BENCH_DIR)/.gen-$*

@@ -44,7 +44,7 @@ class BenchError(Exception):
 
 
 def measure(argv, env=None, cwd=None):
-    """Runs argv; returns (wall s, user s, sys s, peak RSS KiB, stdout).
+    """Runs argv; returns (wall s, user s, sys s, peak RSS KiB, stdout, stderr).
 
     Peak RSS comes from GNU time's %M when /usr/bin/time exists, otherwise
     from os.wait4's ru_maxrss (KiB on Linux).  Wall time is measured here,
@@ -70,7 +70,37 @@ def measure(argv, env=None, cwd=None):
             user, sys_, rss = float(f[1]), float(f[2]), int(f[3])
         else:
             user, sys_, rss = ru.ru_utime, ru.ru_stime, ru.ru_maxrss
-    return wall, user, sys_, rss, stdout
+    return wall, user, sys_, rss, stdout, err.decode("utf-8", "replace")
+
+
+def check_findings(out_dir, truth):
+    """The speed work must not change what inquest finds: the verdicts, the
+    failure order and the first CUDA OOM (file, line, time) against the
+    generator's truth. Returns a list of mismatches."""
+    with open(os.path.join(out_dir, "findings.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    bad = []
+    pats = {p["id"]: p for p in doc["patterns"]}
+    for pid, want in truth.get("expected_verdicts", {}).items():
+        got = pats.get(pid, {}).get("verdict")
+        if got != want:
+            bad.append("%s verdict %s, want %s" % (pid, got, want))
+    cas = pats.get("gpu-oom-cascade", {})
+    order = [x["pod"] for x in ((cas.get("cascade") or {}).get("failure_order") or [])]
+    if truth.get("failure_order") and order != truth["failure_order"]:
+        bad.append("failure order %s, want %s" % (order, truth["failure_order"]))
+    fo = truth.get("first_oom")
+    ooms = cas.get("oom_events") or []
+    if fo:
+        if not ooms:
+            bad.append("no oom_events")
+        else:
+            e = ooms[0]["evidence"][0] if ooms[0].get("evidence") else {}
+            got = (ooms[0].get("pod"), ooms[0].get("time"), e.get("file"), e.get("line"))
+            want = (fo["pod"], fo["time"], fo["file"], fo["line"])
+            if got != want:
+                bad.append("first OOM %s, want %s" % (got, want))
+    return bad
 
 
 def inquest_records(out_dir):
@@ -101,20 +131,25 @@ def parse_lnav(stdout):
 
 def run_inquest(a, raw_bytes):
     runs = []
+    stats = ""
     for i in range(a.runs):
         out = os.path.join(a.work, "inquest-out")
         shutil.rmtree(out, ignore_errors=True)
-        wall, user, sys_, rss, _ = measure([a.inquest, "analyze", a.bundle, "-o", out, "--quiet"],
-                                           env=dict(os.environ, TZ="UTC", LC_ALL="C"))
+        wall, user, sys_, rss, _, err = measure(
+            [a.inquest, "analyze", a.bundle, "-o", out, "--quiet", "--stats"],
+            env=dict(os.environ, TZ="UTC", LC_ALL="C"))
         runs.append(dict(wall=wall, user=user, sys=sys_, rss=rss))
         print("  inquest run %d: %.2f s wall, %.2f s user, %.2f s sys, %.1f MiB peak RSS"
               % (i + 1, wall, user, sys_, rss / 1024), flush=True)
+        stats = "\n".join(l for l in err.splitlines() if l.startswith("  "))
+    print("  inquest --stats of the last run:\n" + stats, flush=True)
     recs = inquest_records(out)
     lines = inquest_lines(a.inquest, out)
     db_bytes = os.path.getsize(os.path.join(out, "inquest.db"))
+    mismatches = check_findings(out, a.truth_doc)
     if not a.keep:
         shutil.rmtree(out, ignore_errors=True)          # about 1.5 GB at scale 480
-    return dict(runs=runs, records=recs, lines=lines, db_bytes=db_bytes)
+    return dict(runs=runs, records=recs, lines=lines, db_bytes=db_bytes, mismatches=mismatches)
 
 
 def run_lnav(a, lnav):
@@ -130,7 +165,7 @@ def run_lnav(a, lnav):
                    XDG_CONFIG_HOME=os.path.join(home, ".config"))
         sql = LNAV_SQL if a.lnav_exact else LNAV_SQL_LINES
         try:
-            wall, user, sys_, rss, out = measure([lnav, "-n", "-c", sql,
+            wall, user, sys_, rss, out, _ = measure([lnav, "-n", "-c", sql,
                                                   os.path.abspath(a.bundle)], env=env, cwd=home)
         finally:
             shutil.rmtree(home, ignore_errors=True)
@@ -172,6 +207,7 @@ def main(argv=None):
                 raise BenchError("'%s' does not exist" % p)
         with open(a.truth, encoding="utf-8") as f:
             truth = json.load(f)
+        a.truth_doc = truth
         raw_bytes = sum(v["bytes"] for v in truth["files"].values())
         truth_lines = sum(v["lines"] for v in truth["files"].values())
         os.makedirs(a.work, exist_ok=True)
@@ -236,7 +272,11 @@ def main(argv=None):
               % (ln["lines"], truth_lines, ln["files"], len(truth["files"]),
                  truth_lines - ln["lines"], 100.0 * (truth_lines - ln["lines"]) / truth_lines))
     print("inquest.db: %.1f MB" % (iq["db_bytes"] / 1e6))
-    if dropped != 0:
+    if iq["mismatches"]:
+        print("inquest findings against truth: FAIL: " + "; ".join(iq["mismatches"]))
+    else:
+        print("inquest findings against truth (verdicts, failure order, first OOM file:line:time): PASS")
+    if dropped != 0 or iq["mismatches"]:
         return 1
     if failed and a.strict:
         print("bench: BENCH_STRICT=1 and target(s) missed: %s" % ", ".join(failed))

@@ -17,9 +17,11 @@ CREATE TABLE IF NOT EXISTS meta (
 -- 'unknown' (no format recognised), 'binary', 'empty', 'cut' (read up to
 -- --max-member-bytes or --max-bundle-bytes: the rest is not in the
 -- database; problems says which), 'duplicate' (the same bytes as another
--- file of the bundle, named in error: its lines are skipped). first_record: the id of the
--- file's first record; its records are the ids from there on with its
--- file_id (one writer writes one file at a time).
+-- file of the bundle, named in error: its lines are skipped).
+-- first_record..last_record: the ids of the file's records (one writer
+-- writes one file at a time, so they are consecutive); first_ts..last_ts:
+-- the time span of its records (NULL when none has a time), which tells
+-- without a scan which files a time window touches.
 CREATE TABLE IF NOT EXISTS files (
   id            INTEGER PRIMARY KEY,
   path          TEXT NOT NULL UNIQUE,
@@ -40,7 +42,10 @@ CREATE TABLE IF NOT EXISTS files (
   cut_lines     INTEGER NOT NULL DEFAULT 0,  -- lines cut at the length cap
   status        TEXT NOT NULL DEFAULT 'reading',
   error         TEXT,
-  first_record  INTEGER
+  first_record  INTEGER,
+  last_record   INTEGER,
+  first_ts      INTEGER,
+  last_ts       INTEGER
 ) STRICT;
 
 -- Lines of a file that gave no record, grouped by reason.

@@ -26,7 +26,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 			" VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
 			" (SELECT coalesce(max(id), 0) + 1 FROM records))",
 	[ST_FILE_END] = "UPDATE files SET lines_read=?2, lines_parsed=?3, lines_skipped=?4,"
-			" records=?5, cut_lines=?6, bytes=?7, status=?8, error=?9 WHERE id=?1",
+			" records=?5, cut_lines=?6, bytes=?7, status=?8, error=?9, last_record=?10,"
+			" first_ts=?11, last_ts=?12 WHERE id=?1",
 	[ST_RECORD] = "INSERT INTO records(file_id, line, nlines, ts, ts_how, ts_raw, kind, node,"
 		      " namespace, pod, container, stream, severity, text)"
 		      " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
@@ -50,6 +51,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 struct iq_store {
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_COUNT];
+	/* the file being written: its last record and time span */
+	int64_t cur_file, cur_last, cur_min_ts, cur_max_ts;
 	int in_tx;
 	long pending;
 	int readonly;
@@ -321,6 +324,9 @@ int iq_store_file_begin(struct iq_store *s, const char *path, const char *bundle
 	if (step(s, q))
 		return IQ_ERR_DB;
 	*file_id = sqlite3_last_insert_rowid(s->db);
+	s->cur_file = *file_id;
+	s->cur_last = 0;
+	s->cur_min_ts = s->cur_max_ts = IQ_TIME_NONE;
 	return 0;
 }
 
@@ -347,6 +353,10 @@ int iq_store_file_forget(struct iq_store *s, int64_t file_id, int64_t first_reco
 		 "DELETE FROM skips WHERE file_id = %lld;",
 		 sub, sub, sub, sub, sub, sub, sub, sub, (long long)first_record, (long long)file_id,
 		 (long long)file_id);
+	if (file_id == s->cur_file) {
+		s->cur_last = 0;
+		s->cur_min_ts = s->cur_max_ts = IQ_TIME_NONE;
+	}
 	return iq_store_exec(s, sql, NULL);
 }
 
@@ -394,6 +404,15 @@ int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *
 		return IQ_ERR_DB;
 	int64_t id = sqlite3_last_insert_rowid(s->db);
 	*record_id = id;
+	if (file_id == s->cur_file) {
+		s->cur_last = id;
+		if (r->ts != IQ_TIME_NONE) {
+			if (s->cur_min_ts == IQ_TIME_NONE || r->ts < s->cur_min_ts)
+				s->cur_min_ts = r->ts;
+			if (s->cur_max_ts == IQ_TIME_NONE || r->ts > s->cur_max_ts)
+				s->cur_max_ts = r->ts;
+		}
+	}
 	switch (r->kind) {
 	case IQ_KIND_HTTP: {
 		const struct iq_http *h = &r->u.http;
@@ -571,6 +590,13 @@ int iq_store_file_end(struct iq_store *s, int64_t file_id, const struct iq_file_
 	sqlite3_bind_int64(q, 7, bytes);
 	bind_cstr(q, 8, status);
 	bind_cstr(q, 9, error);
+	int cur = file_id == s->cur_file && s->cur_last;
+	if (cur)
+		sqlite3_bind_int64(q, 10, s->cur_last);
+	else
+		sqlite3_bind_null(q, 10);
+	bind_time(q, 11, cur ? s->cur_min_ts : IQ_TIME_NONE);
+	bind_time(q, 12, cur ? s->cur_max_ts : IQ_TIME_NONE);
 	return step(s, q);
 }
 

@@ -42,6 +42,19 @@ with tempfile.TemporaryDirectory() as tmp:
     win = analyze(os.path.join(tmp, "win"), "--since", SINCE, "--until", UNTIL)
     pod = analyze(os.path.join(tmp, "pod"), "--pod", "vllm-1")
 
+    # each file's records are the ids first_record..last_record, and its
+    # time span is theirs (files with records only)
+    for db_name, db in (("full", full), ("win", win)):
+        bad = one(db, "SELECT count(*) FROM files f WHERE records > 0 AND NOT ("
+                  " first_record = (SELECT min(id) FROM records r WHERE r.file_id = f.id)"
+                  " AND last_record = (SELECT max(id) FROM records r WHERE r.file_id = f.id)"
+                  " AND last_record - first_record + 1 = records"
+                  " AND first_ts IS (SELECT min(ts) FROM records r WHERE r.file_id = f.id)"
+                  " AND last_ts IS (SELECT max(ts) FROM records r WHERE r.file_id = f.id))")
+        check(bad == 0, "%s: %d files whose record range or time span is wrong" % (db_name, bad))
+        check(one(db, "SELECT count(*) FROM files WHERE records > 0 AND first_ts IS NOT NULL") > 10,
+              "%s: files with a time span" % db_name)
+
     # the window: only records inside it or without a time are kept
     check(one(win, "SELECT count(*) FROM records WHERE ts < ? OR ts > ?",
               SINCE_NS, UNTIL_NS) == 0, "window: a record outside the window was kept")

@@ -7,7 +7,7 @@ CC      ?= cc
 O       ?= build
 
 DEB_PKGS := libpcre2-dev libsqlite3-dev libarchive-dev libjansson-dev \
-            libcmocka-dev libyaml-dev pkg-config python3
+            libcmocka-dev libyaml-dev pkg-config python3 groff-base
 PKGS     := libpcre2-8 sqlite3 libarchive jansson yaml-0.1
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -116,8 +116,9 @@ golden: $(BIN)
 	TZ=UTC LC_ALL=C GOLDEN=1 sh tests/e2e/run.sh $(BIN)
 
 install: $(BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/inquest
+	install -m 644 docs/inquest.1 $(DESTDIR)$(PREFIX)/share/man/man1/inquest.1
 
 clean:
 	rm -rf $(O) build-asan demo-out

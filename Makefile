@@ -33,7 +33,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
 
 SCHEMA  := $(sort $(wildcard schema/0*.sql))
 
-.PHONY: all deps check-deps demo test unit e2e rules-test check clean install golden
+.PHONY: all deps check-deps demo test unit e2e rules-test check tsan clean install golden
 all: $(BIN)
 
 $(BIN): $(MAINOBJ) $(LIBOBJS)
@@ -110,7 +110,14 @@ check: check-deps
 	$(MAKE) --no-print-directory O=build-asan CC=clang \
 	  OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  LDFLAGS="-fsanitize=address,undefined" unit rules-test e2e
+	$(MAKE) --no-print-directory tsan
 	$(MAKE) --no-print-directory fuzz-replay
+
+# The threaded ingest under ThreadSanitizer: the --jobs comparison suite.
+tsan: check-deps
+	$(MAKE) --no-print-directory O=build-tsan CC=clang OPT="-O1 -g -fsanitize=thread" \
+	  LDFLAGS="-fsanitize=thread" all
+	TZ=UTC LC_ALL=C TSAN_OPTIONS="halt_on_error=1 exitcode=66" sh tests/e2e/jobs.sh build-tsan/inquest
 
 golden: $(BIN)
 	TZ=UTC LC_ALL=C GOLDEN=1 sh tests/e2e/run.sh $(BIN)
@@ -121,7 +128,7 @@ install: $(BIN)
 	install -m 644 docs/inquest.1 $(DESTDIR)$(PREFIX)/share/man/man1/inquest.1
 
 clean:
-	rm -rf $(O) build-asan demo-out
+	rm -rf $(O) build-asan build-tsan demo-out
 
 # libFuzzer targets and corpus replay (tests/fuzz/), and the benchmark.
 ifneq ($(filter fuzz% check,$(MAKECMDGOALS)),)

@@ -138,16 +138,13 @@ size_t iq_pf_extract(const char *pat, char out[][IQ_LIT_MAX], size_t max)
 	}
 }
 
-/* ASCII lower case, as PCRE2's caseless matching outside UTF mode. */
-static unsigned char lower_of[256];
-
-static void lower_init(void)
-{
-	if (lower_of['A'])
-		return;
-	for (int c = 0; c < 256; c++)
-		lower_of[c] = (unsigned char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-}
+/* ASCII lower case, as PCRE2's caseless matching outside UTF mode; built
+ * by the compiler, so that parser threads share it without a race. */
+#define LC(c) ((c) >= 'A' && (c) <= 'Z' ? (c) | 0x20 : (c))
+#define LC4(b) LC(b), LC(b + 1), LC(b + 2), LC(b + 3)
+#define LC16(b) LC4(b), LC4(b + 4), LC4(b + 8), LC4(b + 12)
+#define LC64(b) LC16(b), LC16(b + 16), LC16(b + 32), LC16(b + 48)
+static const unsigned char lower_of[256] = {LC64(0), LC64(64), LC64(128), LC64(192)};
 
 static unsigned pair_of(unsigned char a, unsigned char b)
 {
@@ -187,7 +184,6 @@ static unsigned char upper_of(unsigned char c)
 
 struct iq_prefilter *iq_pf_new(void)
 {
-	lower_init();
 	struct iq_prefilter *pf = iq_xcalloc(1, sizeof *pf);
 	pf->head = iq_xmalloc(65536 * sizeof *pf->head);
 	memset(pf->head, 0xff, 65536 * sizeof *pf->head);

@@ -48,6 +48,12 @@ void iq_time_split(int64_t t, int *y, int *mon, int *day, int *h, int *mi,
  * time is then taken as UTC). Returns -1 when s does not start with one. */
 int iq_time_parse_iso(const char *s, size_t n, int64_t *out, size_t *used);
 
+/* iq_time_parse_iso, except that a well-formed timestamp whose year lies
+ * outside IQ_YEAR_MIN..IQ_YEAR_MAX (Go's zero time "0001-01-01T00:00:00Z",
+ * a clock set to 2300) is read too, with *out = IQ_TIME_NONE: the record
+ * stays, without a time. */
+int iq_time_parse_iso_any(const char *s, size_t n, int64_t *out, size_t *used);
+
 /* Month number 1..12 of an English three-letter abbreviation ("Jan"), or 0. */
 int iq_month_from_abbr(const char *s);
 

@@ -11,6 +11,7 @@
 
 #include "../../analyzer/bundle/bundle.h"
 #include "../../analyzer/parse/parse.h"
+#include "../../analyzer/parse/engine_stats.h"
 #include "../../analyzer/parse/traceback.h"
 
 struct collect {
@@ -324,6 +325,52 @@ static void test_traceback_capped_by_bytes(void **state)
 	iq_tb_release(&tb);
 }
 
+static void test_engine_metric_aliases_map_to_one_name(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *metric;
+		enum iq_es stat;
+		double scale;
+		const char *engine;
+	} cases[] = {
+		{"vllm:gpu_cache_usage_perc", IQ_ES_KV_USAGE, 100, "vllm"},   /* before 0.10 */
+		{"vllm:kv_cache_usage_perc", IQ_ES_KV_USAGE, 100, "vllm"},    /* after */
+		{"vllm_kv_cache_usage_perc", IQ_ES_KV_USAGE, 100, "vllm"},    /* ':' renamed */
+		{"vllm:num_requests_waiting", IQ_ES_WAITING, 1, "vllm"},
+		{"vllm:num_requests_pending", IQ_ES_WAITING, 1, "vllm"},
+		{"vllm:num_requests_running", IQ_ES_RUNNING, 1, "vllm"},
+		{"vllm:num_requests_swapped", IQ_ES_SWAPPED, 1, "vllm"},
+		{"sglang:num_queue_reqs", IQ_ES_WAITING, 1, "sglang"},
+		{"sglang:token_usage", IQ_ES_KV_USAGE, 100, "sglang"},
+		{"tgi_queue_size", IQ_ES_WAITING, 1, "tgi"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		enum iq_es st = IQ_ES_COUNT;
+		double sc = 0;
+		const char *eng = NULL;
+		assert_int_equal(iq_es_of_metric(cases[i].metric, strlen(cases[i].metric), &st, &sc, &eng), 1);
+		assert_int_equal(st, cases[i].stat);
+		assert_true(sc == cases[i].scale);
+		assert_string_equal(eng, cases[i].engine);
+	}
+	enum iq_es st;
+	double sc;
+	assert_int_equal(iq_es_of_metric("vllm:kv_cache_usage", 19, &st, &sc, NULL), 0);
+	assert_int_equal(iq_es_of_metric("vllm:num_requests_waiting_total", 31, &st, &sc, NULL), 0);
+	assert_int_equal(iq_es_of_metric("DCGM_FI_DEV_FB_USED", 19, &st, &sc, NULL), 0);
+	struct iq_es_values v;
+	iq_es_init(&v);
+	v.v[IQ_ES_WAITING] = 23;
+	v.v[IQ_ES_RUNNING] = 20;
+	v.v[IQ_ES_KV_USAGE] = 0.984 * 100;
+	struct iq_buf b;
+	iq_buf_init(&b);
+	assert_int_equal(iq_es_render(&b, &v), 0);
+	assert_string_equal(b.p, "Running: 20 reqs, Waiting: 23 reqs, GPU KV cache usage: 98.4%");
+	iq_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -337,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_wrapper_len_of_vllm_prefixes),
 		cmocka_unit_test(test_traceback_tolerates_other_processes_and_ends_on_own_line),
 		cmocka_unit_test(test_traceback_capped_by_bytes),
+		cmocka_unit_test(test_engine_metric_aliases_map_to_one_name),
 	};
 	return cmocka_run_group_tests_name("parse", tests, NULL, NULL);
 }

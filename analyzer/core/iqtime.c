@@ -15,6 +15,7 @@ const char *iq_ts_how_name(enum iq_ts_how how)
 	case IQ_TS_BOOT_RELATIVE: return "boot_relative";
 	case IQ_TS_INHERITED: return "inherited";
 	case IQ_TS_SKEW_CORRECTED: return "skew_corrected";
+	case IQ_TS_BOOT_ANCHORED: return "boot_anchored";
 	case IQ_TS_NONE: break;
 	}
 	return "none";

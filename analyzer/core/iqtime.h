@@ -23,6 +23,7 @@ enum iq_ts_how {
 	IQ_TS_BOOT_RELATIVE,   /* seconds since boot; no boot time known */
 	IQ_TS_INHERITED,       /* no time of its own: the previous record's */
 	IQ_TS_SKEW_CORRECTED,  /* moved by its node's estimated clock offset */
+	IQ_TS_BOOT_ANCHORED,   /* seconds since boot + a boot time from the bundle */
 };
 
 /* Stable lower-case name of a derivation ("explicit", "assumed_utc", ...). */

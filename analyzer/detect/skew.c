@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "boottime.h"
 #include "internal.h"
 
 #define SKEW_MIN_NS NS(2)   /* below this the LB's whole seconds hide it */
@@ -41,6 +42,11 @@ static int apply(struct iq_store *s, const char *node, int64_t delta, struct iq_
 
 int iq_detect_skew(struct iq_store *s, struct iq_diag *d)
 {
+	/* seconds since boot become wall time first, so that the offsets
+	 * below move them with the rest of their node */
+	int brc = iq_boottime_resolve(s, d);
+	if (brc)
+		return brc;
 	/* one sample per CUDA OOM death: its node time, and the first 502
 	 * from the pod's IP within a minute around it */
 	static const char sql[] =

@@ -95,6 +95,8 @@ static int on_record(void *u, const struct iq_record *r)
 	json_object_set_new(o, "line", json_integer(r->line));
 	if (r->nlines != 1)
 		json_object_set_new(o, "nlines", json_integer(r->nlines));
+	if (r->first_line)
+		json_object_set_new(o, "first_line", json_integer(r->first_line));
 	json_object_set_new(o, "kind", json_string(iq_kind_name(r->kind)));
 	put_time(o, "ts", r->ts);
 	json_object_set_new(o, "ts_how", json_string(iq_ts_how_name(r->ts_how)));

@@ -15,6 +15,7 @@ const char *iq_ts_how_name(enum iq_ts_how how)
 	case IQ_TS_BOOT_RELATIVE: return "boot_relative";
 	case IQ_TS_INHERITED: return "inherited";
 	case IQ_TS_SKEW_CORRECTED: return "skew_corrected";
+	case IQ_TS_BOOT_ANCHORED: return "boot_anchored";
 	case IQ_TS_NONE: break;
 	}
 	return "none";
@@ -97,7 +98,9 @@ static int days_in_month(int y, int m)
 	return dm[m - 1];
 }
 
-int iq_time_parse_iso(const char *s, size_t n, int64_t *out, size_t *used)
+/* iq_time_parse_iso; with any_year, a well-formed time outside the int64
+ * range reads as IQ_TIME_NONE instead of failing. */
+static int parse_iso(const char *s, size_t n, int64_t *out, size_t *used, int any_year)
 {
 	size_t i = 0;
 	int y = digits(s, n, &i, 4);
@@ -157,12 +160,26 @@ int iq_time_parse_iso(const char *s, size_t n, int64_t *out, size_t *used)
 			}
 		}
 	}
-	if (y < IQ_YEAR_MIN || y > IQ_YEAR_MAX)
-		return -1;
-	*out = iq_time_make(y, mon, day, h, mi, sec, nsec) - (int64_t)off * IQ_NS_PER_SEC;
+	if (y < IQ_YEAR_MIN || y > IQ_YEAR_MAX) {
+		if (!any_year)
+			return -1;
+		*out = IQ_TIME_NONE;
+	} else {
+		*out = iq_time_make(y, mon, day, h, mi, sec, nsec) - (int64_t)off * IQ_NS_PER_SEC;
+	}
 	if (used)
 		*used = i;
 	return zoned;
+}
+
+int iq_time_parse_iso(const char *s, size_t n, int64_t *out, size_t *used)
+{
+	return parse_iso(s, n, out, used, 0);
+}
+
+int iq_time_parse_iso_any(const char *s, size_t n, int64_t *out, size_t *used)
+{
+	return parse_iso(s, n, out, used, 1);
 }
 
 int iq_month_from_abbr(const char *s)

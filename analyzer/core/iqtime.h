@@ -23,6 +23,7 @@ enum iq_ts_how {
 	IQ_TS_BOOT_RELATIVE,   /* seconds since boot; no boot time known */
 	IQ_TS_INHERITED,       /* no time of its own: the previous record's */
 	IQ_TS_SKEW_CORRECTED,  /* moved by its node's estimated clock offset */
+	IQ_TS_BOOT_ANCHORED,   /* seconds since boot + a boot time from the bundle */
 };
 
 /* Stable lower-case name of a derivation ("explicit", "assumed_utc", ...). */
@@ -47,6 +48,12 @@ void iq_time_split(int64_t t, int *y, int *mon, int *day, int *h, int *mi,
  * *used (may be NULL) and returns 1 if a zone was present, 0 if not (the
  * time is then taken as UTC). Returns -1 when s does not start with one. */
 int iq_time_parse_iso(const char *s, size_t n, int64_t *out, size_t *used);
+
+/* iq_time_parse_iso, except that a well-formed timestamp whose year lies
+ * outside IQ_YEAR_MIN..IQ_YEAR_MAX (Go's zero time "0001-01-01T00:00:00Z",
+ * a clock set to 2300) is read too, with *out = IQ_TIME_NONE: the record
+ * stays, without a time. */
+int iq_time_parse_iso_any(const char *s, size_t n, int64_t *out, size_t *used);
 
 /* Month number 1..12 of an English three-letter abbreviation ("Jan"), or 0. */
 int iq_month_from_abbr(const char *s);

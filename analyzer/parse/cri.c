@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "traceback.h"
 
 /* Where a stream's P chunks gather until its F. */
 struct chunks {
@@ -18,6 +19,7 @@ enum { STDOUT, STDERR, NSLOTS };
 
 struct cri {
 	struct chunks slot[NSLOTS];
+	struct iq_tb tb[NSLOTS];   /* Python tracebacks joined per stream */
 };
 
 /* One line taken apart; slices point into the line. */
@@ -27,21 +29,6 @@ struct cri_line {
 	int stream;     /* STDOUT or STDERR */
 	int partial;    /* first tag is P */
 };
-
-/* iq_time_parse_iso for years that fit int64 nanoseconds (1678..2261);
- * -1 for others, whose conversion would overflow. */
-static int read_time(const char *s, size_t n, int64_t *out, size_t *used)
-{
-	int y = 0;
-	for (size_t i = 0; i < 4; i++) {
-		if (i >= n || s[i] < '0' || s[i] > '9')
-			return -1;
-		y = y * 10 + (s[i] - '0');
-	}
-	if (y < 1678 || y > 2261)
-		return -1;
-	return iq_time_parse_iso(s, n, out, used);
-}
 
 /* Splits s as the kubelet does: time, stream, tags on single spaces, the
  * rest is content. The time must carry a zone (containerd: Z or ±hh:mm,
@@ -54,7 +41,8 @@ static int split(const char *s, size_t n, struct cri_line *l)
 	if (!sp)
 		return -1;
 	size_t tl = (size_t)(sp - s), used = 0;
-	if (read_time(s, tl, &l->ts, &used) != 1 || used != tl || tl < 20 || s[10] != 'T')
+	/* a year past 2261 (a clock gone wrong) keeps the line, without time */
+	if (iq_time_parse_iso_any(s, tl, &l->ts, &used) != 1 || used != tl || tl < 20 || s[10] != 'T')
 		return -1;
 	l->ts_raw = iq_str_make(s, tl);
 	size_t i = tl + 1;
@@ -77,61 +65,43 @@ static int split(const char *s, size_t n, struct cri_line *l)
 	return 0;
 }
 
-/* The level word a message opens with, after up to three vLLM-style
- * "(Proc pid=N) " tags: CRITICAL, ERROR, WARNING, ... followed by a space
- * or ':' (vLLM, uvicorn, Python logging), or a klog/Triton letter
- * ("E0501 "). Empty when there is none. The slice points into s.
- * (Same rule as docker_json.c; a shared helper belongs in util.c.) */
-static struct iq_str severity_of(const char *s, size_t n)
-{
-	static const char *const words[] = {
-		"CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "TRACE",
-	};
-	size_t i = 0;
-	for (int k = 0; k < 3 && i < n && s[i] == '('; k++) {
-		const char *e = memchr(s + i, ')', n - i);
-		if (!e || (size_t)(e - s) + 1 >= n || e[1] != ' ')
-			return IQ_STR_NULL;
-		i = (size_t)(e - s) + 2;
-	}
-	for (size_t w = 0; w < IQ_ARRAY_LEN(words); w++) {
-		size_t l = strlen(words[w]);
-		if (n - i > l && memcmp(s + i, words[w], l) == 0 &&
-		    (s[i + l] == ' ' || s[i + l] == ':'))
-			return iq_str_make(s + i, l);
-	}
-	if (n - i >= 6 && s[i] && memchr("IWEF", s[i], 4) && s[i + 5] == ' ') {
-		for (size_t k = 1; k <= 4; k++)
-			if (s[i + k] < '0' || s[i + k] > '9')
-				return IQ_STR_NULL;
-		return iq_str_make(s + i, 1);
-	}
-	return IQ_STR_NULL;
-}
+/* Where a stream's logical lines go: its traceback joiner, then emit(). */
+struct out {
+	const struct iq_parse_ctx *ctx;
+	int slot;
+};
 
-static int emit(const struct iq_parse_ctx *ctx, long line, long nlines, int64_t ts,
-		struct iq_str ts_raw, int slot, struct iq_str text)
+static int emit(void *u, const struct iq_tb_line *l)
 {
+	const struct out *o = u;
 	struct iq_record r;
 	iq_record_init(&r, IQ_KIND_LOG);
-	r.line = line;
-	r.nlines = nlines;
-	r.ts = ts;
-	r.ts_how = IQ_TS_EXPLICIT;
-	r.ts_raw = ts_raw;
-	r.stream = slot == STDOUT ? IQ_STR_LIT("stdout") : IQ_STR_LIT("stderr");
-	r.text = text;
-	r.severity = severity_of(text.p, text.n);
-	return ctx->sink.record(ctx->sink.u, &r);
+	r.line = l->line;
+	r.nlines = l->nlines;
+	r.first_line = l->first_line;
+	r.ts = l->ts;
+	r.ts_how = l->ts == IQ_TIME_NONE ? IQ_TS_NONE : IQ_TS_EXPLICIT;
+	r.ts_raw = l->ts_raw;
+	r.stream = o->slot == STDOUT ? IQ_STR_LIT("stdout") : IQ_STR_LIT("stderr");
+	r.text = l->text;
+	r.severity = iq_log_severity(l->text.p, l->text.n);
+	return o->ctx->sink.record(o->ctx->sink.u, &r);
 }
 
-static int flush(struct chunks *c, int slot, const struct iq_parse_ctx *ctx)
+/* Hands a stream's gathered P..F chunks to its joiner. */
+static int feed_chunks(struct cri *cr, int slot, const struct iq_parse_ctx *ctx)
 {
+	struct chunks *c = &cr->slot[slot];
 	if (!c->pending)
 		return 0;
 	c->pending = 0;
-	return emit(ctx, c->line, c->nlines, c->ts, iq_str_make(c->ts_raw.p, c->ts_raw.len),
-		    slot, iq_str_make(c->text.p, c->text.len));
+	struct out o = {ctx, slot};
+	struct iq_tb_line l = {
+		.line = c->line, .nlines = c->nlines, .ts = c->ts,
+		.ts_raw = iq_str_make(c->ts_raw.p, c->ts_raw.len),
+		.text = iq_str_make(c->text.p, c->text.len),
+	};
+	return iq_tb_feed(&cr->tb[slot], &l, emit, &o);
 }
 
 /* 90 when the first non-empty line of head is a CRI record, 50 when one of
@@ -172,6 +142,7 @@ static int begin(void *st, const struct iq_parse_ctx *ctx)
 	for (int k = 0; k < NSLOTS; k++) {
 		iq_buf_init(&c->slot[k].text);
 		iq_buf_init(&c->slot[k].ts_raw);
+		iq_tb_init(&c->tb[k]);
 	}
 	return 0;
 }
@@ -193,8 +164,12 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		return 0;
 	}
 	struct chunks *c = &cr->slot[l.stream];
-	if (!c->pending && !l.partial)  /* the common case: no copy */
-		return emit(ctx, lineno, 1, l.ts, l.ts_raw, l.stream, l.content);
+	if (!c->pending && !l.partial) {  /* the common case: no copy */
+		struct out o = {ctx, l.stream};
+		struct iq_tb_line tl = {.line = lineno, .nlines = 1, .ts = l.ts,
+					.ts_raw = l.ts_raw, .text = l.content};
+		return iq_tb_feed(&cr->tb[l.stream], &tl, emit, &o);
+	}
 	if (!c->pending) {
 		iq_buf_reset(&c->text);
 		iq_buf_reset(&c->ts_raw);
@@ -205,26 +180,33 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		c->nlines = 0;
 		c->pending = 1;
 	}
-	c->nlines++;
+	c->nlines = lineno - c->line + 1;  /* the span, other stream's lines included */
 	if (iq_buf_add(&c->text, l.content.p, l.content.n))
 		return IQ_ERR_NOMEM;
 	/* Output that never ends a line is cut into capped records. */
-	return l.partial && c->text.len < IQ_MAX_LINE ? 0 : flush(c, l.stream, ctx);
+	return l.partial && c->text.len < IQ_MAX_LINE ? 0 : feed_chunks(cr, l.stream, ctx);
 }
 
-/* A P left at the end is a complete, unterminated line: flushed oldest
- * first; then frees. */
+/* A P left at the end is a complete, unterminated line; then the pending
+ * tracebacks: each oldest first. Then frees. */
 static int end(void *st, const struct iq_parse_ctx *ctx)
 {
 	struct cri *cr = st;
 	struct chunks *o = &cr->slot[STDOUT], *e = &cr->slot[STDERR];
 	int first = o->pending && (!e->pending || o->line < e->line) ? STDOUT : STDERR;
-	int rc = flush(&cr->slot[first], first, ctx);
+	int rc = feed_chunks(cr, first, ctx);
 	if (!rc)
-		rc = flush(&cr->slot[!first], !first, ctx);
+		rc = feed_chunks(cr, !first, ctx);
+	first = iq_tb_pending_line(&cr->tb[STDOUT]) < iq_tb_pending_line(&cr->tb[STDERR]) ? STDOUT : STDERR;
+	struct out o1 = {ctx, first}, o2 = {ctx, !first};
+	if (!rc)
+		rc = iq_tb_flush(&cr->tb[first], emit, &o1);
+	if (!rc)
+		rc = iq_tb_flush(&cr->tb[!first], emit, &o2);
 	for (int k = 0; k < NSLOTS; k++) {
 		iq_buf_release(&cr->slot[k].text);
 		iq_buf_release(&cr->slot[k].ts_raw);
+		iq_tb_release(&cr->tb[k]);
 	}
 	return rc;
 }

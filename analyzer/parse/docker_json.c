@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "traceback.h"
 
 /* Where a stream's chunks gather until one ends with "\n". */
 struct chunks {
@@ -21,6 +22,7 @@ enum { STDOUT, STDERR, OTHER, NSLOTS };
 
 struct djson {
 	struct chunks slot[NSLOTS];
+	struct iq_tb tb[OTHER];    /* Python tracebacks joined on stdout, stderr */
 };
 
 /* The string values of one line's object; raw (still escaped) slices. */
@@ -151,74 +153,45 @@ static int scan_object(const char *s, size_t n, struct fields *f)
 	}
 }
 
-/* The level word a message opens with, after up to three vLLM-style
- * "(Proc pid=N) " tags: CRITICAL, ERROR, WARNING, ... followed by a space
- * or ':' (vLLM, uvicorn, Python logging), or a klog/Triton letter
- * ("E0501 "). Empty when there is none. The slice points into s. */
-static struct iq_str severity_of(const char *s, size_t n)
-{
-	static const char *const words[] = {
-		"CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "TRACE",
-	};
-	size_t i = 0;
-	for (int k = 0; k < 3 && i < n && s[i] == '('; k++) {
-		const char *e = memchr(s + i, ')', n - i);
-		if (!e || (size_t)(e - s) + 1 >= n || e[1] != ' ')
-			return IQ_STR_NULL;
-		i = (size_t)(e - s) + 2;
-	}
-	for (size_t w = 0; w < IQ_ARRAY_LEN(words); w++) {
-		size_t l = strlen(words[w]);
-		if (n - i > l && memcmp(s + i, words[w], l) == 0 &&
-		    (s[i + l] == ' ' || s[i + l] == ':'))
-			return iq_str_make(s + i, l);
-	}
-	if (n - i >= 6 && s[i] && memchr("IWEF", s[i], 4) && s[i + 5] == ' ') {
-		for (size_t k = 1; k <= 4; k++)
-			if (s[i + k] < '0' || s[i + k] > '9')
-				return IQ_STR_NULL;
-		return iq_str_make(s + i, 1);
-	}
-	return IQ_STR_NULL;
-}
+/* Where a stream's logical lines go: its traceback joiner, then emit(). */
+struct out {
+	const struct iq_parse_ctx *ctx;
+	struct iq_str stream;
+};
 
-/* iq_time_parse_iso for years that fit int64 nanoseconds (1678..2261);
- * -1 for others, whose conversion would overflow. */
-static int read_time(const char *s, size_t n, int64_t *out, size_t *used)
+static int emit(void *u, const struct iq_tb_line *l)
 {
-	int y = 0;
-	for (size_t i = 0; i < 4; i++) {
-		if (i >= n || s[i] < '0' || s[i] > '9')
-			return -1;
-		y = y * 10 + (s[i] - '0');
-	}
-	if (y < 1678 || y > 2261)
-		return -1;
-	return iq_time_parse_iso(s, n, out, used);
-}
-
-/* Hands out a slot's gathered record and empties the slot. */
-static int flush(struct chunks *c, int slot, const struct iq_parse_ctx *ctx)
-{
-	if (!c->pending)
-		return 0;
+	const struct out *o = u;
 	struct iq_record r;
 	iq_record_init(&r, IQ_KIND_LOG);
-	r.line = c->line;
-	r.nlines = c->nlines;
-	r.ts = c->ts;
-	r.ts_how = c->how;
-	r.ts_raw = iq_str_make(c->ts_raw.p, c->ts_raw.len);
-	if (slot == STDOUT)
-		r.stream = IQ_STR_LIT("stdout");
-	else if (slot == STDERR)
-		r.stream = IQ_STR_LIT("stderr");
-	else
-		r.stream = iq_str_make(c->name.p, c->name.len);
-	r.text = iq_str_make(c->text.p, c->text.len);
-	r.severity = severity_of(c->text.p, c->text.len);
+	r.line = l->line;
+	r.nlines = l->nlines;
+	r.first_line = l->first_line;
+	r.ts = l->ts;
+	r.ts_how = l->how;
+	r.ts_raw = l->ts_raw;
+	r.stream = o->stream;
+	r.text = l->text;
+	r.severity = iq_log_severity(l->text.p, l->text.n);
+	return o->ctx->sink.record(o->ctx->sink.u, &r);
+}
+
+/* Hands a slot's gathered chunks to its joiner (stdout, stderr) or out
+ * as a record (other stream names), and empties the slot. */
+static int flush(struct djson *d, int slot, const struct iq_parse_ctx *ctx)
+{
+	struct chunks *c = &d->slot[slot];
+	if (!c->pending)
+		return 0;
 	c->pending = 0;
-	return ctx->sink.record(ctx->sink.u, &r);
+	struct out o = {ctx, slot == STDOUT ? IQ_STR_LIT("stdout") :
+			     slot == STDERR ? IQ_STR_LIT("stderr") : iq_str_make(c->name.p, c->name.len)};
+	struct iq_tb_line l = {
+		.line = c->line, .nlines = c->nlines, .ts = c->ts, .how = c->how,
+		.ts_raw = iq_str_make(c->ts_raw.p, c->ts_raw.len),
+		.text = iq_str_make(c->text.p, c->text.len),
+	};
+	return slot == OTHER ? emit(&o, &l) : iq_tb_feed(&d->tb[slot], &l, emit, &o);
 }
 
 /* 80..90 when the first non-empty line of head is a json-file record. */
@@ -238,7 +211,7 @@ static int sniff(const char *path, const char *head, size_t n, char *why, size_t
 		int64_t t;
 		size_t used = 0;
 		if (!f.has_log || !f.has_time ||
-		    read_time(f.time.p, f.time.n, &t, &used) < 0 || used != f.time.n)
+		    iq_time_parse_iso_any(f.time.p, f.time.n, &t, &used) < 0 || used != f.time.n)
 			return 0;
 		snprintf(why, whysz, "first line is a docker json-file record: %.*s%s%.*s",
 			 (int)(f.time.n < 40 ? f.time.n : 40), f.time.p, f.has_stream ? " " : "",
@@ -263,6 +236,8 @@ static int begin(void *st, const struct iq_parse_ctx *ctx)
 		iq_buf_init(&d->slot[k].ts_raw);
 		iq_buf_init(&d->slot[k].name);
 	}
+	for (int k = 0; k < OTHER; k++)
+		iq_tb_init(&d->tb[k]);
 	return 0;
 }
 
@@ -293,7 +268,7 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	if (k == OTHER && c->pending &&
 	    (c->name.len != f.stream.n ||
 	     (f.stream.n && memcmp(c->name.p, f.stream.p, f.stream.n) != 0)) &&
-	    (rc = flush(c, k, ctx)) != 0)
+	    (rc = flush(d, k, ctx)) != 0)
 		return rc;
 	if (!c->pending) {
 		iq_buf_reset(&c->text);
@@ -307,8 +282,8 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		}
 		/* A time that does not read leaves the record timeless, not lost. */
 		size_t used = 0;
-		int z = read_time(f.time.p, f.time.n, &c->ts, &used);
-		if (z < 0 || used != f.time.n) {
+		int z = iq_time_parse_iso_any(f.time.p, f.time.n, &c->ts, &used);
+		if (z < 0 || used != f.time.n || c->ts == IQ_TIME_NONE) {
 			c->ts = IQ_TIME_NONE;
 			c->how = IQ_TS_NONE;
 		} else {
@@ -318,19 +293,19 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		c->nlines = 0;
 		c->pending = 1;
 	}
-	c->nlines++;
+	c->nlines = lineno - c->line + 1;  /* the span, other streams' lines included */
 	if (iq_json_unescape(&c->text, f.log.p, f.log.n))
 		return IQ_ERR_NOMEM;
 	if (c->text.len == 0 || c->text.p[c->text.len - 1] != '\n') {
 		/* A 16 KiB chunk: the rest follows on this stream. Output that
 		 * never ends a line (progress bars) is cut into capped records. */
-		return c->text.len >= IQ_MAX_LINE ? flush(c, k, ctx) : 0;
+		return c->text.len >= IQ_MAX_LINE ? flush(d, k, ctx) : 0;
 	}
 	c->text.len--;
 	if (c->text.len && c->text.p[c->text.len - 1] == '\r')
 		c->text.len--;
 	c->text.p[c->text.len] = '\0';
-	return flush(c, k, ctx);
+	return flush(d, k, ctx);
 }
 
 /* Flushes what is left unterminated, oldest first, then frees. */
@@ -345,11 +320,20 @@ static int end(void *st, const struct iq_parse_ctx *ctx)
 				first = k;
 		if (first < 0)
 			break;
-		int r = rc ? 0 : flush(&d->slot[first], first, ctx);
+		int r = rc ? 0 : flush(d, first, ctx);
 		d->slot[first].pending = 0;
 		if (!rc)
 			rc = r;
 	}
+	int first = iq_tb_pending_line(&d->tb[STDOUT]) < iq_tb_pending_line(&d->tb[STDERR]) ? STDOUT : STDERR;
+	struct out o1 = {ctx, first == STDOUT ? IQ_STR_LIT("stdout") : IQ_STR_LIT("stderr")};
+	struct out o2 = {ctx, first == STDOUT ? IQ_STR_LIT("stderr") : IQ_STR_LIT("stdout")};
+	if (!rc)
+		rc = iq_tb_flush(&d->tb[first], emit, &o1);
+	if (!rc)
+		rc = iq_tb_flush(&d->tb[!first], emit, &o2);
+	for (int k = 0; k < OTHER; k++)
+		iq_tb_release(&d->tb[k]);
 	for (int k = 0; k < NSLOTS; k++) {
 		iq_buf_release(&d->slot[k].text);
 		iq_buf_release(&d->slot[k].ts_raw);

@@ -114,8 +114,10 @@ struct iq_config {
 
 struct iq_record {
 	enum iq_kind kind;
-	long line;                      /* first line in the file, 1-based */
-	long nlines;                    /* lines the record consumed (>= 1) */
+	long line;                      /* first line in the file, 1-based (but
+					   see first_line) */
+	long nlines;                    /* lines the record spans (>= 1), the
+					   other stream's lines between included */
 	int64_t ts;                     /* UTC ns, IQ_TIME_NONE if none */
 	enum iq_ts_how ts_how;
 	struct iq_str ts_raw;           /* the timestamp as written */
@@ -131,6 +133,12 @@ struct iq_record {
 		struct iq_pod pod;
 		struct iq_config config;
 	} u;
+	/* Where the record starts when that is not `line`: a Python traceback
+	 * is one record placed at its (first) exception line, the line that
+	 * names the error and that evidence cites, while its lines run from
+	 * first_line ("Traceback (most recent call last):") for nlines. 0 when
+	 * the record starts at line. */
+	long first_line;
 };
 
 /* Clears r and sets the "unknown" markers (NAN, -1, IQ_TIME_NONE). */
@@ -197,6 +205,12 @@ const struct iq_format *iq_sniff(const char *path, const char *head, size_t n,
 void iq_path_ident(const char *path, struct iq_ident *id);
 
 /* Helpers shared by parsers (parse/util.c). */
+/* The level word a log message opens with, after up to three vLLM-style
+ * "(Proc pid=N) " tags: CRITICAL, FATAL, ERROR, WARNING, WARN, INFO, DEBUG,
+ * TRACE followed by a space or ':' (vLLM, uvicorn, Python logging), or a
+ * klog/Triton letter ("E0501 "). Empty when there is none; the slice points
+ * into s. */
+struct iq_str iq_log_severity(const char *s, size_t n);
 /* Parses a size such as "2.00 GiB", "512MiB", "1234 bytes", "1.5 GB" (a bare
  * number is bytes) into
  * bytes; returns -1 when s is not a size. */

@@ -1,6 +1,9 @@
 /* prometheus_json.c: Prometheus HTTP API query results (`query_range`
  * matrix, `query` vector) as saved from /api/v1/query*: one IQ_KIND_GPU
- * record per sample of a DCGM GPU series. A string-aware depth tracker
+ * record per sample of a DCGM GPU series, one IQ_KIND_LOG record per
+ * sample of a serving engine's queue or KV-cache series (vLLM in all its
+ * metric spellings, SGLang, TGI: engine_stats.c), its text in the wording
+ * of vLLM V1's periodic line ("Waiting: 23 reqs"). A string-aware depth tracker
  * finds each series object of data.result in the stream; only that
  * object's bytes go to jansson, so memory is bounded per series.
  *
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine_stats.h"
 #include "parse.h"
 
 #define MAX_SERIES_BYTES (32u << 20)
@@ -183,6 +187,31 @@ static void sample_span(const struct pjson *p, size_t i, long lastl, long *first
 	}
 }
 
+/* A log record for one sample (value v, already scaled) of an engine
+ * series with labels m: "vllm metrics engine 0 model M: Waiting: 23
+ * reqs". The text lives in p->text. */
+static int engine_record(struct pjson *p, json_t *m, const char *engine, enum iq_es es, double v,
+			 struct iq_record *r)
+{
+	iq_record_init(r, IQ_KIND_LOG);
+	struct iq_es_values vals;
+	iq_es_init(&vals);
+	vals.v[es] = v;
+	struct iq_str eng = label(m, LABELS("engine"));
+	struct iq_str model = label(m, LABELS("model_name"));
+	iq_buf_reset(&p->text);
+	int rc = iq_buf_adds(&p->text, engine) | iq_buf_adds(&p->text, " metrics");
+	if (eng.n)
+		rc |= iq_buf_adds(&p->text, " engine ") | iq_buf_add(&p->text, eng.p, eng.n);
+	if (model.n)
+		rc |= iq_buf_adds(&p->text, " model ") | iq_buf_add(&p->text, model.p, model.n);
+	rc |= iq_buf_adds(&p->text, ": ");
+	if (rc || iq_es_render(&p->text, &vals))
+		return IQ_ERR_NOMEM;
+	r->text = iq_str_make(p->text.p, p->text.len);
+	return 0;
+}
+
 /* One series object into records. */
 static int emit_series(struct pjson *p, const struct iq_parse_ctx *ctx, json_t *o, long lastl)
 {
@@ -192,9 +221,14 @@ static int emit_series(struct pjson *p, const struct iq_parse_ctx *ctx, json_t *
 	for (int k = 0; name && k < M_COUNT; k++)
 		if (strcmp(name, met_names[k]) == 0)
 			met = k;
+	enum iq_es es = IQ_ES_COUNT;
+	double scale = 1;
+	const char *engine = NULL;
+	if (met < 0 && name && !iq_es_of_metric(name, strlen(name), &es, &scale, &engine))
+		es = IQ_ES_COUNT;
 	json_t *vals = json_object_get(o, "values");
 	json_t *one = json_object_get(o, "value");
-	if (met < 0 || (!json_is_array(vals) && !json_is_array(one))) {
+	if ((met < 0 && es == IQ_ES_COUNT) || (!json_is_array(vals) && !json_is_array(one))) {
 		skip_lines(p, ctx, p->line, lastl, met < 0 ? "metric not used" : "series without values");
 		return 0;
 	}
@@ -259,12 +293,30 @@ static int emit_series(struct pjson *p, const struct iq_parse_ctx *ctx, json_t *
 			continue;
 		}
 		struct iq_record r;
-		iq_record_init(&r, IQ_KIND_GPU);
+		if (met < 0) {
+			rc = engine_record(p, m, engine, es, v * scale, &r);
+			if (rc)
+				return rc;
+		} else {
+			iq_record_init(&r, IQ_KIND_GPU);
+		}
 		r.line = first;
 		r.nlines = cnt;
 		r.ts = t;
 		r.ts_how = IQ_TS_EXPLICIT;
 		r.ts_raw = iq_str_make(raw, strlen(raw));
+		r.id.node = label(m, LABELS("Hostname", "hostname"));
+		r.id.pod = label(m, LABELS("exported_pod", "pod", "pod_name"));
+		r.id.ns = label(m, LABELS("exported_namespace", "namespace", "pod_namespace"));
+		r.id.container = label(m, LABELS("exported_container", "container", "container_name"));
+		if (met < 0) {
+			envelope_until(p, ctx, first);
+			if (p->acct < first + cnt)
+				p->acct = first + cnt;
+			if ((rc = ctx->sink.record(ctx->sink.u, &r)))
+				return rc;
+			continue;
+		}
 		struct iq_gpu *g = &r.u.gpu;
 		g->index = index;
 		g->uuid = uuid;
@@ -275,10 +327,6 @@ static int emit_series(struct pjson *p, const struct iq_parse_ctx *ctx, json_t *
 			&g->util_mem_pct, &g->temp_c, &g->power_w,
 		};
 		*field[met] = v;
-		r.id.node = label(m, LABELS("Hostname", "hostname"));
-		r.id.pod = label(m, LABELS("exported_pod", "pod", "pod_name"));
-		r.id.ns = label(m, LABELS("exported_namespace", "namespace", "pod_namespace"));
-		r.id.container = label(m, LABELS("exported_container", "container", "container_name"));
 		iq_buf_reset(&p->text);
 		rc = iq_buf_adds(&p->text, name);
 		if (idx.n)
@@ -481,7 +529,7 @@ static int end(void *st, const struct iq_parse_ctx *ctx)
 
 const struct iq_format iq_format_prometheus_json = {
 	.name = "prometheus-json",
-	.desc = "Prometheus HTTP API query/query_range JSON: one GPU record per DCGM sample",
+	.desc = "Prometheus HTTP API query/query_range JSON: one record per DCGM or serving-engine sample",
 	.sniff = sniff,
 	.state_size = sizeof(struct pjson),
 	.begin = begin,

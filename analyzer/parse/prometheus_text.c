@@ -2,7 +2,11 @@
  * OpenMetrics spellings that matter), as scraped from dcgm-exporter or any
  * exporter, one scrape or several concatenated. The DCGM GPU metrics of
  * one scrape are grouped by GPU (or MIG instance) into one IQ_KIND_GPU
- * record per GPU per scrape.
+ * record per GPU per scrape; a serving engine's queue and KV-cache gauges
+ * (vLLM in all its metric spellings, SGLang, TGI: engine_stats.c) into one
+ * IQ_KIND_LOG record per engine per scrape, whose text says them as vLLM
+ * V1's periodic line does ("Running: 20 reqs, Waiting: 23 reqs, GPU KV
+ * cache usage: 98.4%"), the line the rule packs read.
  *
  * Decisions: a record's line is the first sample line of its GPU in that
  * scrape and nlines is the number of sample lines it consumed (they are
@@ -15,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine_stats.h"
 #include "parse.h"
 
 /* The DCGM fields a GPU record is made of. */
@@ -49,6 +54,9 @@ enum lab {
 	L_CONTAINER,
 	L_GI_ID,
 	L_GI_PROFILE,
+	L_MODEL_NAME,   /* a serving engine's model and engine index */
+	L_ENGINE,
+	L_INSTANCE,     /* the scrape target: tells engines apart */
 	L_COUNT
 };
 
@@ -68,7 +76,11 @@ static const struct {
 	{"exported_container", L_CONTAINER, 0}, {"container", L_CONTAINER, 1},
 	{"container_name", L_CONTAINER, 2},
 	{"GPU_I_ID", L_GI_ID, 0}, {"GPU_I_PROFILE", L_GI_PROFILE, 0},
+	{"model_name", L_MODEL_NAME, 0}, {"engine", L_ENGINE, 0}, {"instance", L_INSTANCE, 0},
 };
+
+/* What a group of samples is about: a GPU (DCGM) or a serving engine. */
+enum fam { FAM_GPU, FAM_ENGINE };
 
 #define MAX_GROUPS 1024   /* pending GPU groups; the oldest is flushed past it */
 #define TS_RAW_MAX 40
@@ -80,8 +92,11 @@ struct group {
 	int64_t ts;             /* IQ_TIME_NONE: untimestamped scrape */
 	char ts_raw[TS_RAW_MAX];
 	size_t ts_raw_n;
-	unsigned seen;          /* bit per enum met */
+	enum fam fam;
+	unsigned seen;          /* bit per enum met, or per enum iq_es */
 	double v[M_COUNT];
+	struct iq_es_values es;
+	const char *engine;     /* "vllm", "sglang", "tgi" */
 	struct iq_buf key;      /* label values (unescaped), back to back */
 	size_t len[L_COUNT];
 };
@@ -432,9 +447,47 @@ static int add_num(struct iq_buf *b, const char *label, double v)
 
 /* Emits group g as one GPU record and frees its slot (the slot's buffer
  * stays for reuse). */
+/* Emits engine group g as one log record ("vllm engine 0 model m:
+ * Running: ..."). */
+static int emit_engine(struct prom *p, const struct iq_parse_ctx *ctx, struct group *g)
+{
+	struct iq_record r;
+	iq_record_init(&r, IQ_KIND_LOG);
+	r.line = g->first;
+	r.nlines = g->nlines;
+	if (g->ts != IQ_TIME_NONE) {
+		r.ts = g->ts;
+		r.ts_how = IQ_TS_EXPLICIT;
+		r.ts_raw = iq_str_make(g->ts_raw, g->ts_raw_n);
+	}
+	r.id.node = glab(g, L_HOST);
+	r.id.pod = glab(g, L_POD);
+	r.id.ns = glab(g, L_NS);
+	r.id.container = glab(g, L_CONTAINER);
+	struct iq_str eng = glab(g, L_ENGINE), model = glab(g, L_MODEL_NAME);
+	iq_buf_reset(&p->text);
+	int rc = iq_buf_adds(&p->text, g->engine) | iq_buf_adds(&p->text, " metrics");
+	if (eng.n)
+		rc |= iq_buf_adds(&p->text, " engine ") | iq_buf_add(&p->text, eng.p, eng.n);
+	if (model.n)
+		rc |= iq_buf_adds(&p->text, " model ") | iq_buf_add(&p->text, model.p, model.n);
+	rc |= iq_buf_adds(&p->text, ": ");
+	if (rc || iq_es_render(&p->text, &g->es))
+		return IQ_ERR_NOMEM;
+	r.text = iq_str_make(p->text.p, p->text.len);
+	return ctx->sink.record(ctx->sink.u, &r);
+}
+
 static int emit(struct prom *p, const struct iq_parse_ctx *ctx, size_t gi)
 {
 	struct group *g = &p->g[gi];
+	if (g->fam == FAM_ENGINE) {
+		int rc = emit_engine(p, ctx, g);
+		struct group hole = *g;
+		memmove(&p->g[gi], &p->g[gi + 1], (p->ng - gi - 1) * sizeof *g);
+		p->g[--p->ng] = hole;
+		return rc;
+	}
 	struct iq_record r;
 	iq_record_init(&r, IQ_KIND_GPU);
 	r.line = g->first;
@@ -544,15 +597,15 @@ static int make_key(struct prom *p, const struct sample *sm)
 	return 0;
 }
 
-static int same_key(const struct prom *p, const struct group *g)
+static int same_key(const struct prom *p, const struct group *g, enum fam fam)
 {
-	return g->key.len == p->key.len && memcmp(g->len, p->len, sizeof p->len) == 0 &&
+	return g->fam == fam && g->key.len == p->key.len && memcmp(g->len, p->len, sizeof p->len) == 0 &&
 	       (p->key.len == 0 || memcmp(g->key.p, p->key.p, p->key.len) == 0);
 }
 
 /* A fresh group for the current key at line lineno. */
 static int new_group(struct prom *p, const struct iq_parse_ctx *ctx, const struct sample *sm,
-		     long lineno, struct group **out)
+		     enum fam fam, long lineno, struct group **out)
 {
 	int rc;
 	if (p->ng == MAX_GROUPS && (rc = emit(p, ctx, 0)))
@@ -582,6 +635,8 @@ static int new_group(struct prom *p, const struct iq_parse_ctx *ctx, const struc
 	}
 	for (int m = 0; m < M_COUNT; m++)
 		g->v[m] = NAN;
+	iq_es_init(&g->es);
+	g->fam = fam;
 	*out = g;
 	return 0;
 }
@@ -605,6 +660,14 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		return 0;
 	}
 	int m = met_of(sm.name);
+	enum fam fam = FAM_GPU;
+	enum iq_es es;
+	double scale = 1;
+	const char *engine = NULL;
+	if (m < 0 && iq_es_of_metric(sm.name.p, sm.name.n, &es, &scale, &engine)) {
+		fam = FAM_ENGINE;
+		m = (int)es;
+	}
 	if (m < 0) {
 		ctx->sink.skip(ctx->sink.u, lineno, 1, "metric not used", s, n);
 		return 0;
@@ -615,7 +678,7 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	int64_t ts = sm.has_ts ? sm.ts : IQ_TIME_NONE;
 	struct group *g = NULL;
 	for (size_t i = 0; i < p->ng; i++)
-		if (p->g[i].ts == ts && same_key(p, &p->g[i])) {
+		if (p->g[i].ts == ts && same_key(p, &p->g[i], fam)) {
 			g = &p->g[i];
 			break;
 		}
@@ -629,10 +692,15 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 			return rc;
 		g = NULL;
 	}
-	if (!g && (rc = new_group(p, ctx, &sm, lineno, &g)))
+	if (!g && (rc = new_group(p, ctx, &sm, fam, lineno, &g)))
 		return rc;
 	g->seen |= 1u << m;
-	g->v[m] = sm.value;
+	if (fam == FAM_ENGINE) {
+		g->es.v[m] = sm.value * scale;
+		g->engine = engine;
+	} else {
+		g->v[m] = sm.value;
+	}
 	g->nlines++;
 	return 0;
 }
@@ -652,7 +720,7 @@ static int end(void *st, const struct iq_parse_ctx *ctx)
 
 const struct iq_format iq_format_prometheus_text = {
 	.name = "prometheus-text",
-	.desc = "Prometheus text exposition (dcgm-exporter scrapes): one GPU record per GPU per scrape",
+	.desc = "Prometheus text exposition (dcgm-exporter, vLLM/SGLang/TGI scrapes): one record per GPU or engine per scrape",
 	.sniff = sniff,
 	.state_size = sizeof(struct prom),
 	.begin = begin,

@@ -1,5 +1,5 @@
-/* util.c: small helpers every parser uses: record defaults, sizes with
- * units, JSON string decoding. */
+/* util.c: small helpers every parser uses: record defaults, log levels,
+ * sizes with units, JSON string decoding. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +59,33 @@ void iq_record_init(struct iq_record *r, enum iq_kind kind)
 	case IQ_KIND_CONFIG:
 		break;
 	}
+}
+
+struct iq_str iq_log_severity(const char *s, size_t n)
+{
+	static const char *const words[] = {
+		"CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "TRACE",
+	};
+	size_t i = 0;
+	for (int k = 0; k < 3 && i < n && s[i] == '('; k++) {
+		const char *e = memchr(s + i, ')', n - i);
+		if (!e || (size_t)(e - s) + 1 >= n || e[1] != ' ')
+			return IQ_STR_NULL;
+		i = (size_t)(e - s) + 2;
+	}
+	for (size_t w = 0; w < IQ_ARRAY_LEN(words); w++) {
+		size_t l = strlen(words[w]);
+		if (n - i > l && memcmp(s + i, words[w], l) == 0 &&
+		    (s[i + l] == ' ' || s[i + l] == ':'))
+			return iq_str_make(s + i, l);
+	}
+	if (n - i >= 6 && s[i] && memchr("IWEF", s[i], 4) && s[i + 5] == ' ') {
+		for (size_t k = 1; k <= 4; k++)
+			if (s[i + k] < '0' || s[i + k] > '9')
+				return IQ_STR_NULL;
+		return iq_str_make(s + i, 1);
+	}
+	return IQ_STR_NULL;
 }
 
 int64_t iq_parse_size(const char *s, size_t n)

@@ -34,6 +34,26 @@ static void test_iso_zulu_and_fractions(void **state)
 	assert_int_equal(t, 1714564800LL * IQ_NS_PER_SEC + 500000000);
 }
 
+static void test_iso_any_keeps_far_years_without_time(void **state)
+{
+	(void)state;
+	int64_t t = 0;
+	size_t used = 0;
+	const char *s = "2262-04-12T00:00:00.5+03:00 x";
+	assert_int_equal(iq_time_parse_iso(s, strlen(s), &t, &used), -1);
+	assert_int_equal(iq_time_parse_iso_any(s, strlen(s), &t, &used), 1);
+	assert_true(t == IQ_TIME_NONE);
+	assert_int_equal(used, 27);
+	s = "0001-01-01T00:00:00Z";
+	assert_int_equal(iq_time_parse_iso_any(s, strlen(s), &t, &used), 1);
+	assert_true(t == IQ_TIME_NONE);
+	s = "2024-05-01 12:00:00";   /* in range: the same as iq_time_parse_iso */
+	assert_int_equal(iq_time_parse_iso_any(s, strlen(s), &t, &used), 0);
+	assert_int_equal(t, 1714564800LL * IQ_NS_PER_SEC);
+	s = "2262-13-01T00:00:00Z";  /* malformed stays malformed */
+	assert_int_equal(iq_time_parse_iso_any(s, strlen(s), &t, &used), -1);
+}
+
 static void test_iso_offsets_convert_to_utc(void **state)
 {
 	(void)state;
@@ -137,6 +157,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_iso_zulu_and_fractions),
 		cmocka_unit_test(test_iso_offsets_convert_to_utc),
+		cmocka_unit_test(test_iso_any_keeps_far_years_without_time),
 		cmocka_unit_test(test_iso_rejects_garbage),
 		cmocka_unit_test(test_split_round_trips),
 		cmocka_unit_test(test_year_inferred_across_new_year),

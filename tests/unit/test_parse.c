@@ -1,6 +1,7 @@
 /* test_parse.c: the line splitter, the parse driver's accounting, path
  * identity, sizes with units, JSON string decoding, binary sniffing, and
- * the plain format's traceback joining. */
+ * Python traceback joining (the joiner itself and through plain). */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,8 @@
 
 #include "../../analyzer/bundle/bundle.h"
 #include "../../analyzer/parse/parse.h"
+#include "../../analyzer/parse/engine_stats.h"
+#include "../../analyzer/parse/traceback.h"
 
 struct collect {
 	char lines[16][64];
@@ -158,7 +161,7 @@ static void test_sniff_binary_and_empty(void **state)
 
 struct recs {
 	int n;
-	long line[8], nlines[8];
+	long line[8], nlines[8], first[8];
 	char text[8][256];
 	long skipped;
 };
@@ -169,6 +172,7 @@ static int rec(void *u, const struct iq_record *r)
 	if (c->n < 8) {
 		c->line[c->n] = r->line;
 		c->nlines[c->n] = r->nlines;
+		c->first[c->n] = r->first_line;
 		snprintf(c->text[c->n], 256, "%.*s", (int)r->text.n, r->text.p);
 	}
 	c->n++;
@@ -203,15 +207,168 @@ static void test_plain_joins_traceback_and_accounts_lines(void **state)
 	assert_int_equal(iq_parse_run(iq_format_find("plain"), &ctx, in, strlen(in), NULL, NULL, &st, &d), 0);
 	assert_int_equal(c.n, 3);
 	assert_string_equal(c.text[0], "INFO serving");
-	assert_int_equal(c.line[1], 2);
+	/* placed at the exception line, spanning from the header */
+	assert_int_equal(c.line[1], 5);
+	assert_int_equal(c.first[1], 2);
 	assert_int_equal(c.nlines[1], 4);
-	assert_string_equal(c.text[1] + strlen(c.text[1]) - 19, "CUDA out of memory.");
-	assert_memory_equal(c.text[1], "Traceback (most recent call last):\n  File", 41);
+	assert_string_equal(c.text[1], "torch.OutOfMemoryError: CUDA out of memory.\n"
+			    "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    run()");
+	assert_int_equal(c.first[0], 0);
 	assert_int_equal(c.line[2], 7);
 	assert_int_equal(st.lines_read, 7);
 	assert_int_equal(st.lines_parsed, 6);
 	assert_int_equal(st.lines_skipped, 1);
 	assert_int_equal(st.records, 3);
+}
+
+static void test_wrapper_len_of_vllm_prefixes(void **state)
+{
+	(void)state;
+	size_t tl;
+	const char *a = "(RayWorkerWrapper pid=206994, ip=192.168.10.25) ERROR 03-27 10:29:13 [worker_base.py:620]   File";
+	assert_int_equal(iq_tb_wrapper_len(a, strlen(a), &tl), strlen(a) - 6);
+	assert_int_equal(tl, strlen("(RayWorkerWrapper pid=206994, ip=192.168.10.25) "));
+	const char *b = "(APIServer pid=1) (DPEngineCoreActor pid=2) INFO 12-23 23:04:22 [core.py:1525] x";
+	assert_int_equal(iq_tb_wrapper_len(b, strlen(b), &tl), strlen(b) - 1);
+	assert_int_equal(tl, strlen("(APIServer pid=1) (DPEngineCoreActor pid=2) "));
+	const char *c = "INFO 02-28 21:48:18 metrics.py:161] Avg";   /* the older head */
+	assert_int_equal(iq_tb_wrapper_len(c, strlen(c), &tl), strlen(c) - 3);
+	assert_int_equal(tl, 0);
+	const char *d = "[rank0]: Traceback (most recent call last):";
+	assert_int_equal(iq_tb_wrapper_len(d, strlen(d), &tl), 9);
+	assert_int_equal(tl, 9);
+	const char *e = "(not a tag) ERROR something";  /* no pid=: not a process tag */
+	assert_int_equal(iq_tb_wrapper_len(e, strlen(e), &tl), 0);
+	const char *f = "ERROR 03-13 09:00:43 [core.py:330] ";   /* an empty message */
+	assert_int_equal(iq_tb_wrapper_len(f, strlen(f), NULL), strlen(f));
+}
+
+struct tbout {
+	int n;
+	long line[8], first[8], nlines[8];
+	char text[8][128];
+};
+
+static int tb_emit(void *u, const struct iq_tb_line *l)
+{
+	struct tbout *o = u;
+	if (o->n < 8) {
+		o->line[o->n] = l->line;
+		o->first[o->n] = l->first_line;
+		o->nlines[o->n] = l->nlines;
+		snprintf(o->text[o->n], 128, "%.*s", (int)l->text.n, l->text.p);
+	}
+	o->n++;
+	return 0;
+}
+
+static void feed(struct iq_tb *tb, struct tbout *o, long line, const char *s)
+{
+	struct iq_tb_line l = {.line = line, .nlines = 1, .ts = line * IQ_NS_PER_SEC,
+			       .how = IQ_TS_EXPLICIT, .text = iq_str_make(s, strlen(s))};
+	assert_int_equal(iq_tb_feed(tb, &l, tb_emit, o), 0);
+}
+
+static void test_traceback_tolerates_other_processes_and_ends_on_own_line(void **state)
+{
+	(void)state;
+	struct iq_tb tb;
+	struct tbout o = {0};
+	iq_tb_init(&tb);
+	feed(&tb, &o, 1, "(W pid=7) Traceback (most recent call last):");
+	feed(&tb, &o, 2, "(W pid=7)   File \"a.py\", line 3, in f");
+	feed(&tb, &o, 3, "(API pid=1) INFO 05-01 12:00:00 [api.py:1] GET /health");
+	feed(&tb, &o, 4, "(W pid=7) KeyError: 'x'");
+	assert_int_equal(o.n, 1);                 /* the other process's line */
+	assert_int_equal(o.line[0], 3);
+	assert_int_equal(iq_tb_pending_line(&tb), 1);
+	feed(&tb, &o, 5, "(W pid=7) INFO 05-01 12:00:01 [w.py:9] restarting");
+	assert_int_equal(o.n, 3);                 /* the traceback, then line 5 */
+	assert_int_equal(o.line[1], 4);
+	assert_int_equal(o.first[1], 1);
+	assert_int_equal(o.nlines[1], 4);
+	assert_string_equal(o.text[1], "(W pid=7) KeyError: 'x'\n(W pid=7) Traceback (most recent call last):\n"
+			    "(W pid=7)   File \"a.py\", line 3, in f");
+	assert_int_equal(o.line[2], 5);
+	assert_int_equal(o.first[2], 0);
+	assert_int_equal(iq_tb_pending_line(&tb), LONG_MAX);
+	/* a frame line without a traceback is an ordinary line */
+	feed(&tb, &o, 6, "  File \"b.py\", line 1");
+	assert_int_equal(o.n, 4);
+	assert_int_equal(iq_tb_flush(&tb, tb_emit, &o), 0);
+	assert_int_equal(o.n, 4);
+	iq_tb_release(&tb);
+}
+
+static void test_traceback_capped_by_bytes(void **state)
+{
+	(void)state;
+	struct iq_tb tb;
+	struct tbout o = {0};
+	static char big[600 * 1024];
+	memset(big, 'x', sizeof big - 1);
+	big[0] = big[1] = ' ';
+	big[sizeof big - 1] = '\0';
+	iq_tb_init(&tb);
+	feed(&tb, &o, 1, "Traceback (most recent call last):");
+	feed(&tb, &o, 2, big);
+	assert_int_equal(o.n, 0);
+	feed(&tb, &o, 3, big);                    /* past 1 MiB: flushed first */
+	assert_int_equal(o.n, 2);
+	assert_int_equal(o.line[0], 1);
+	assert_int_equal(o.nlines[0], 2);
+	assert_int_equal(o.line[1], 3);           /* then stands alone */
+	feed(&tb, &o, 4, "MemoryError");
+	assert_int_equal(o.n, 3);
+	assert_int_equal(iq_tb_flush(&tb, tb_emit, &o), 0);
+	assert_int_equal(o.n, 3);
+	iq_tb_release(&tb);
+}
+
+static void test_engine_metric_aliases_map_to_one_name(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *metric;
+		enum iq_es stat;
+		double scale;
+		const char *engine;
+	} cases[] = {
+		{"vllm:gpu_cache_usage_perc", IQ_ES_KV_USAGE, 100, "vllm"},   /* before 0.10 */
+		{"vllm:kv_cache_usage_perc", IQ_ES_KV_USAGE, 100, "vllm"},    /* after */
+		{"vllm_kv_cache_usage_perc", IQ_ES_KV_USAGE, 100, "vllm"},    /* ':' renamed */
+		{"vllm:num_requests_waiting", IQ_ES_WAITING, 1, "vllm"},
+		{"vllm:num_requests_pending", IQ_ES_WAITING, 1, "vllm"},
+		{"vllm:num_requests_running", IQ_ES_RUNNING, 1, "vllm"},
+		{"vllm:num_requests_swapped", IQ_ES_SWAPPED, 1, "vllm"},
+		{"sglang:num_queue_reqs", IQ_ES_WAITING, 1, "sglang"},
+		{"sglang:token_usage", IQ_ES_KV_USAGE, 100, "sglang"},
+		{"tgi_queue_size", IQ_ES_WAITING, 1, "tgi"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		enum iq_es st = IQ_ES_COUNT;
+		double sc = 0;
+		const char *eng = NULL;
+		assert_int_equal(iq_es_of_metric(cases[i].metric, strlen(cases[i].metric), &st, &sc, &eng), 1);
+		assert_int_equal(st, cases[i].stat);
+		assert_true(sc == cases[i].scale);
+		assert_string_equal(eng, cases[i].engine);
+	}
+	enum iq_es st;
+	double sc;
+	assert_int_equal(iq_es_of_metric("vllm:kv_cache_usage", 19, &st, &sc, NULL), 0);
+	assert_int_equal(iq_es_of_metric("vllm:num_requests_waiting_total", 31, &st, &sc, NULL), 0);
+	assert_int_equal(iq_es_of_metric("DCGM_FI_DEV_FB_USED", 19, &st, &sc, NULL), 0);
+	struct iq_es_values v;
+	iq_es_init(&v);
+	v.v[IQ_ES_WAITING] = 23;
+	v.v[IQ_ES_RUNNING] = 20;
+	v.v[IQ_ES_KV_USAGE] = 0.984 * 100;
+	struct iq_buf b;
+	iq_buf_init(&b);
+	assert_int_equal(iq_es_render(&b, &v), 0);
+	assert_string_equal(b.p, "Running: 20 reqs, Waiting: 23 reqs, GPU KV cache usage: 98.4%");
+	iq_buf_release(&b);
 }
 
 int main(void)
@@ -224,6 +381,10 @@ int main(void)
 		cmocka_unit_test(test_path_identity_from_kubelet_layouts),
 		cmocka_unit_test(test_sniff_binary_and_empty),
 		cmocka_unit_test(test_plain_joins_traceback_and_accounts_lines),
+		cmocka_unit_test(test_wrapper_len_of_vllm_prefixes),
+		cmocka_unit_test(test_traceback_tolerates_other_processes_and_ends_on_own_line),
+		cmocka_unit_test(test_traceback_capped_by_bytes),
+		cmocka_unit_test(test_engine_metric_aliases_map_to_one_name),
 	};
 	return cmocka_run_group_tests_name("parse", tests, NULL, NULL);
 }

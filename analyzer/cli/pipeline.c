@@ -139,6 +139,7 @@ static int on_member(struct iq_member *m, void *u)
 		n += (size_t)got;
 	}
 	fr.bytes = (int64_t)n;
+	iq_rules_set_source(ws->rs, m->path);
 	char why[256];
 	const struct iq_format *f = iq_sniff(m->path, head, n, why, sizeof why);
 	iq_path_ident(m->path, &fr.ctx.file_id);
@@ -208,6 +209,19 @@ static int on_member(struct iq_member *m, void *u)
 	return rc;
 }
 
+/* A signal whose regex hit a PCRE2 limit: a warning at the regex in its
+ * pack, and a problem row under the pack's file for the coverage. */
+static void on_limit_hit(void *u, const struct iq_limit_hit *h)
+{
+	struct walk_state *ws = u;
+	if (!ws->quiet) {
+		char esc[1024];
+		iq_escape_display(esc, sizeof esc, h->msg, strlen(h->msg));
+		fprintf(stderr, "%s:%d:%d: warning: %s\n", h->file, h->line, h->col, esc);
+	}
+	iq_store_problem(ws->s, h->file, h->msg);
+}
+
 /* The bundle's display name: its last path component. */
 static const char *base_name(const char *path)
 {
@@ -230,6 +244,10 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 				 .max_member_bytes = io->max_member_bytes,
 				 .max_total_bytes = io->max_bundle_bytes};
 	int rc = iq_bundle_walk(path, &o, on_member, d);
+	iq_rules_set_source(rs, NULL);
+	/* regexes that hit a PCRE2 limit in this bundle: the lines they could
+	 * not decide are a gap in the coverage */
+	iq_rules_limit_hits(rs, on_limit_hit, &ws, 1);
 	if (rc == IQ_ERR_INTR)
 		return rc;
 	if (rc == IQ_ERR_DB)

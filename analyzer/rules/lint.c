@@ -203,7 +203,7 @@ static void check_limits(struct iq_lint *lc, struct iq_ruleset *rs, const struct
 					: json_string_value(json_object_get(c, "text"));
 				if (!t)
 					continue;
-				int rc = pcre2_match(re, (PCRE2_SPTR)t, strlen(t), 0, 0, md, iq_rules_match_ctx());
+				int rc = iq_rules_run_re(re, t, strlen(t), md);
 				if (rc != PCRE2_ERROR_MATCHLIMIT && rc != PCRE2_ERROR_DEPTHLIMIT &&
 				    rc != PCRE2_ERROR_HEAPLIMIT)
 					continue;

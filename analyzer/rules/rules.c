@@ -82,6 +82,7 @@ void iq_rules_release(struct iq_ruleset *rs)
 		pcre2_match_data_free(rs->match_data);
 	iq_buf_release(&rs->caps);
 	iq_pf_free(rs->prefilter);
+	iq_rules_sql_check_free(rs->sql_check);
 	memset(rs, 0, sizeof *rs);
 }
 
@@ -478,6 +479,12 @@ int iq_rules_load_text(struct iq_ruleset *rs, const char *name, const char *text
 	struct iq_pack *p = compile_pack(&lc, rs, text, n);
 	if (!p)
 		return IQ_ERR_RULES;
+	/* SQL that would write, attach or reach outside: refused here, not
+	 * only by lint */
+	if (iq_rules_guard_questions(&lc, rs, p)) {
+		pack_free(p);
+		return IQ_ERR_RULES;
+	}
 	ensure_match_data(rs);
 	add_pack(rs, p);
 	return 0;

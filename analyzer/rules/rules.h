@@ -37,6 +37,7 @@ struct iq_ruleset {
 	void *prefilter;        /* literals of every pattern, built at the first match */
 	int pf_active;          /* the prefilter has scanned the text being matched */
 	const char *source;     /* the file being matched, for limit reports (borrowed) */
+	void *sql_check;        /* the empty schema database questions' SQL is checked on */
 	long line;              /* line of the record being matched */
 };
 

@@ -137,6 +137,14 @@ pcre2_match_context *iq_rules_match_ctx(void);
  * runs out of stack, again without it. The pcre2_match result. */
 int iq_rules_run_re(pcre2_code *re, const char *text, size_t n, pcre2_match_data *md);
 
+/* The check loading makes of a pack's questions: every statement of each
+ * "sql" must prepare read-only under iq_rules_sql_guard against the
+ * schema (a database rs keeps for it). Reports at questions[i].sql;
+ * 0 or IQ_ERR_RULES. */
+int iq_rules_guard_questions(struct iq_lint *lc, struct iq_ruleset *rs, struct iq_pack *p);
+/* Frees the database iq_rules_guard_questions keeps (NULL is fine). */
+void iq_rules_sql_check_free(void *check);
+
 /* Lint checks beyond what loading checks: keys, translations, ids,
  * verdicts, guidance, questions' SQL. */
 void iq_rules_lint_pack(struct iq_lint *lc, struct iq_ruleset *rs, struct iq_pack *p);

@@ -324,7 +324,38 @@ static void test_question_sql_must_be_read_only(void **state)
 	assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO t VALUES (1)", -1, &st, NULL), SQLITE_AUTH);
 	assert_int_equal(sqlite3_prepare_v2(db, "SELECT a FROM t", -1, &st, NULL), SQLITE_OK);
 	sqlite3_finalize(st);
+	/* functions that reach outside the database are refused too */
+	assert_int_not_equal(sqlite3_prepare_v2(db, "SELECT load_extension('./x.so')", -1, &st, NULL),
+			     SQLITE_OK);
+	assert_non_null(strstr(sqlite3_errmsg(db), "not authorized"));
 	sqlite3_close(db);
+	iq_rules_release(&rs);
+
+	/* loading refuses such a pack (not only lint), at the statement that
+	 * is refused, a later statement of the text included */
+	static const char *const bad[] = {
+		"DELETE FROM records",
+		"ATTACH 'x.db' AS x",
+		"SELECT load_extension('./x.so')",
+		"SELECT 1; UPDATE files SET status = 'x'",
+		"PRAGMA writable_schema = 1",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char text[512];
+		struct iq_diag d;
+		snprintf(text, sizeof text,
+			 "{\"id\":\"p\",\"signals\":[],\n\"questions\":[{\"id\":\"w\",\"sql\":\"%s\"}]}", bad[i]);
+		iq_rules_init(&rs);
+		assert_int_equal(load(&rs, text, &d), IQ_ERR_RULES);
+		assert_int_equal(rs.npacks, 0);
+		assert_non_null(strstr(d.msg, "t.json:2:30: error: question SQL must be read-only"));
+		iq_rules_release(&rs);
+	}
+	iq_rules_init(&rs);
+	struct iq_diag d;
+	assert_int_equal(load(&rs, "{\"id\":\"p\",\"signals\":[],\"questions\":[{\"id\":\"r\","
+			      "\"sql\":\"SELECT count(*) FROM records; SELECT 2\"}]}", &d), 0);
+	assert_int_equal(rs.npacks, 1);
 	iq_rules_release(&rs);
 }
 

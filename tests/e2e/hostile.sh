@@ -153,6 +153,7 @@ an text "$in/text.tar.gz"
 want_rc 0
 want_oom
 want_q "SELECT status FROM files WHERE path LIKE '%blob.bin'" binary
+if grep -qx -- '- text.tar.gz!bin/blob.bin' "$tmp/text/postmortem.md"; then ok; else ko "text: the coverage does not list the binary file"; fi
 want_q "SELECT length(CAST(text AS BLOB)) FROM records r JOIN files f ON f.id = r.file_id WHERE f.path LIKE '%nul.log' AND r.line = 2" 9
 want_q "SELECT count(DISTINCT m.record_id) FROM signal_matches m JOIN records r ON r.id = m.record_id JOIN files f ON f.id = r.file_id WHERE f.path LIKE '%nul.log' AND m.signal = 'cuda-oom'" 1
 want_q "SELECT count(*) FROM records WHERE text LIKE '%' || char(13) || '%'" 0
@@ -348,9 +349,13 @@ done
 "$bin" query --db "$tmp/rslow/inquest.db" "SELECT load_extension('./evil.so')" >/dev/null 2>"$tmp/ext.err"
 [ $? -eq 2 ] && grep -q "not authorized" "$tmp/ext.err" && ok || ko "query load_extension not refused"
 t0=$(now)
-an rhuge "$in/aaa.log" --rules huge.json
+an rhuge "$in/needles.tar.gz" --rules huge.json
 slow "5000-signal pack" "$t0"
 want_rc 0
+want_oom
+want_q "SELECT group_concat(signal || '=' || json_extract(captures, '\$.v'), ' ') FROM (SELECT * FROM signal_matches WHERE pack = 'huge' ORDER BY record_id)" "s4999=7 s17=3"
+"$bin" rules test huge.json >"$tmp/huge.out" 2>&1
+grep -qx 'rules: 5000 passed, 0 failed' "$tmp/huge.out" && ok || { ko "rules test huge.json"; tail -3 "$tmp/huge.out"; }
 cd "$root" || exit 1
 
 # --- repeated and interrupted runs -----------------------------------------------

@@ -74,6 +74,9 @@ def case_packs(d):
     sigs = [sig("s%d" % i, ["needle%d (?<v>\\d+) [a-z]{1,%d}" % (i, i % 50 + 1)], ["needle%d 1 a" % i])
             for i in range(5000)]
     json.dump(pack("huge", sigs), open(f"{d}/packs/huge.json", "w"), indent=1)
+    targz(f"{d}/needles.tar.gz", [("app/needles.log", b"2026-11-30T14:00:00Z needle4999 7 abc\n"
+                                   b"2026-11-30T14:00:01Z needle17 3 q\n2026-11-30T14:00:02Z needle18 x\n"),
+                                  (GOOD_NAME, GOOD)])
     open(f"{d}/packs/bad-regex.json", "w").write(json.dumps(pack("bad", [sig("b", ["ok", "broken (unclosed"])]), indent=1))
     open(f"{d}/aaa.log", "w").write("a" * 30000 + "!\n" + "x" * 5000 + "\n" + "word " * 5000 + "!\n" + OOM + "\n")
     # one catastrophic regex, one signal; the line that makes it backtrack

@@ -411,6 +411,16 @@ static int match_stream(struct iq_ruleset *rs, const char *name, FILE *f, struct
 	return ferror(f) ? -1 : 0;
 }
 
+/* Lines a signal could not decide (a PCRE2 limit) are not silently "no
+ * match": a warning at the regex. */
+static void warn_limit_hit(void *u, const struct iq_limit_hit *lh)
+{
+	char esc[1024];
+	IQ_UNUSED(u);
+	iq_escape_display(esc, sizeof esc, lh->msg, strlen(lh->msg));
+	fprintf(stderr, "%s:%d:%d: warning: %s\n", lh->file, lh->line, lh->col, esc);
+}
+
 static int cmd_match(struct iq_ruleset *rs, int argc, char **argv)
 {
 	struct hits h = {0};
@@ -456,6 +466,7 @@ static int cmd_match(struct iq_ruleset *rs, int argc, char **argv)
 			rc = IQ_EXIT_INPUT;
 			continue;
 		}
+		iq_rules_set_source(rs, argv[i]);
 		if (match_stream(rs, argv[i], f, &h)) {
 			iq_errorf("error reading '%s'", argv[i]);
 			rc = IQ_EXIT_INPUT;
@@ -463,6 +474,8 @@ static int cmd_match(struct iq_ruleset *rs, int argc, char **argv)
 		if (!is_stdin)
 			fclose(f);
 	}
+	iq_rules_set_source(rs, NULL);
+	iq_rules_limit_hits(rs, warn_limit_hit, NULL, 1);
 	iq_buf_release(&h.ids);
 	iq_buf_release(&h.explain);
 	free(h.packs);

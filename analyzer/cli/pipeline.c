@@ -5,6 +5,7 @@
  * records, matches and the line accounting in the order the walker met
  * the files, so the database is the same whatever N is. Queues between
  * the stages are bounded, so memory does not grow with the bundle. */
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -461,13 +462,14 @@ static const char *out_of_scope(const struct iq_scope *sc, const struct iq_recor
 static int on_record(void *u, const struct iq_record *r)
 {
 	struct parser *w = u;
-	long end = r->line + (r->nlines > 0 ? r->nlines : 1);
+	long start = r->first_line > 0 ? r->first_line : r->line;
+	long end = start + (r->nlines > 0 ? r->nlines : 1);
 	if (w->p->scope) {
 		const char *why = out_of_scope(w->p->scope, r, &w->fid);
 		if (why) {
 			/* records may share lines (the containers of one pod):
 			 * count only the lines no record has covered yet */
-			long from = r->line > w->mark ? r->line : w->mark;
+			long from = start > w->mark ? start : w->mark;
 			if (end > from)
 				w->ctx->sink.skip(w->ctx->sink.u, from, end - from, why, r->text.p,
 						  r->text.n);
@@ -574,6 +576,7 @@ static void parse_job(struct parser *w, struct job *j)
 	ctx.path = j->path;
 	ctx.mtime = j->mtime;
 	iq_path_ident(j->path, &ctx.file_id);
+	iq_rules_set_source(w->rs, j->path);
 	w->fid = ctx.file_id;
 	w->ctx = &ctx;
 	w->mark = 0;
@@ -684,12 +687,14 @@ static int same_slice(struct iq_str a, struct iq_str b)
 	return !a.n || !b.n || (a.n == b.n && memcmp(a.p, b.p, a.n) == 0);
 }
 
-/* An earlier file with the same bytes and no identity that differs (node,
- * namespace, pod, container from the path), or NULL. */
+/* An earlier file with the same bytes and the same pod and container (and
+ * no node or namespace that differs), from the paths, or NULL. Only
+ * container logs are copies: two nodes' identical header-only files, or
+ * identical logs whose year comes from different mtimes, are not. */
 static const char *seen_copy_of(const struct seen_set *ss, int64_t bytes, uint64_t hash,
 				const struct iq_ident *id)
 {
-	if (!ss->cap)
+	if (!ss->cap || !id->pod.n || !id->container.n)
 		return NULL;
 	for (size_t k = seen_slot(ss, bytes, hash); ss->v[k].path; k = (k + 1) & (ss->cap - 1)) {
 		const struct seen_file *f = &ss->v[k];
@@ -894,6 +899,81 @@ static int write_file(struct pipe *p, struct iq_store *s, struct job *j, int qui
 	return rc;
 }
 
+/* PCRE2 limit hits of one signal, summed over the parsers' rulesets; the
+ * first record is the earliest in bundle order, whichever parser met it. */
+struct limit_agg {
+	char file[512], signal[128], limits[64], first[1024];
+	int line, col;
+	long lines;
+	long first_rank;            /* bundle order of first's file; LONG_MAX none */
+};
+
+struct limit_set {
+	struct limit_agg *v;
+	size_t n;
+	char **order;               /* the bundle's files, in the order written */
+	size_t norder;
+};
+
+static long rank_of(const struct limit_set *ls, const char *first)
+{
+	for (size_t i = 0; i < ls->norder; i++) {
+		size_t k = strlen(ls->order[i]);
+		if (strncmp(first, ls->order[i], k) == 0 && first[k] == ':')
+			return (long)i;
+	}
+	return LONG_MAX;
+}
+
+static void on_limit_hit(void *u, const struct iq_limit_hit *h)
+{
+	struct limit_set *ls = u;
+	struct limit_agg *a = NULL;
+	for (size_t i = 0; i < ls->n && !a; i++)
+		if (strcmp(ls->v[i].file, h->file) == 0 && strcmp(ls->v[i].signal, h->signal) == 0)
+			a = &ls->v[i];
+	if (!a) {
+		ls->v = iq_xrealloc(ls->v, (ls->n + 1) * sizeof *ls->v);
+		a = &ls->v[ls->n++];
+		memset(a, 0, sizeof *a);
+		snprintf(a->file, sizeof a->file, "%s", h->file);
+		snprintf(a->signal, sizeof a->signal, "%s", h->signal);
+		a->line = h->line;
+		a->col = h->col;
+		a->first_rank = LONG_MAX;
+	}
+	a->lines += h->lines;
+	long r = h->first[0] ? rank_of(ls, h->first) : LONG_MAX;
+	if (r < a->first_rank || (!a->limits[0])) {
+		if (r < a->first_rank) {
+			a->first_rank = r;
+			snprintf(a->first, sizeof a->first, "%s", h->first);
+		}
+		snprintf(a->limits, sizeof a->limits, "%s", h->limits);
+	}
+}
+
+/* Warns at each regex that hit a limit and stores a problem under its
+ * pack's file, so the coverage shows the lines it could not decide. */
+static int report_limits(struct iq_store *s, struct limit_set *ls, int quiet)
+{
+	int rc = 0;
+	for (size_t i = 0; i < ls->n && !rc; i++) {
+		const struct limit_agg *a = &ls->v[i];
+		char msg[1400];
+		snprintf(msg, sizeof msg, "signal '%s': PCRE2 %s hit on %ld line%s%s%s%s", a->signal,
+			 a->limits, a->lines, a->lines == 1 ? "" : "s", a->first[0] ? " (first: " : "",
+			 a->first, a->first[0] ? ")" : "");
+		if (!quiet) {
+			char esc[1500];
+			iq_escape_display(esc, sizeof esc, msg, strlen(msg));
+			fprintf(stderr, "%s:%d:%d: warning: %s\n", a->file, a->line, a->col, esc);
+		}
+		rc = iq_store_problem(s, a->file, msg);
+	}
+	return rc;
+}
+
 /* The bundle's display name: its last path component. */
 static const char *base_name(const char *path)
 {
@@ -966,6 +1046,7 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 	}
 
 	/* the writer: jobs in bundle order */
+	struct limit_set limits = {NULL, 0, NULL, 0};
 	while (!rc) {
 		lock(&p);
 		while (!p.head && !p.walk_done && !p.abort)
@@ -982,6 +1063,11 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 			warn_escaped(io->quiet, j->path, 0, j->msg, "");
 			rc = iq_store_problem(s, j->path, j->msg);
 		} else {
+			if (j->f && !j->already) {
+				limits.order = iq_xrealloc(limits.order,
+							   (limits.norder + 1) * sizeof *limits.order);
+				limits.order[limits.norder++] = iq_xstrdup(j->path);
+			}
 			rc = write_file(&p, s, j, io->quiet, st);
 		}
 		lock(&p);
@@ -1005,6 +1091,21 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 		pthread_join(walker, NULL);
 	for (int i = 0; i < nstarted; i++)
 		pthread_join(ws[i].tid, NULL);
+	/* regexes that hit a PCRE2 limit in this bundle: the lines they could
+	 * not decide are a gap in the coverage */
+	for (int i = 0; i < nparsers; i++) {
+		iq_rules_set_source(ws[i].rs, NULL);
+		iq_rules_limit_hits(ws[i].rs, on_limit_hit, &limits, 1);
+	}
+	if (rc != IQ_ERR_DB) {
+		int lrc = report_limits(s, &limits, io->quiet);
+		if (!rc)
+			rc = lrc;
+	}
+	for (size_t i = 0; i < limits.norder; i++)
+		free(limits.order[i]);
+	free(limits.order);
+	free(limits.v);
 
 	/* what the walker said comes first: it explains the rest */
 	if (p.walk_rc && p.walk_rc != IQ_ERR_INTR && rc != IQ_ERR_DB) {

@@ -51,7 +51,8 @@ static int str_eq(struct iq_str s, const char *lit)
 	return s.n == n && memcmp(s.p, lit, n) == 0;
 }
 
-/* A decimal string of microseconds; -1 when it is not one. */
+/* A decimal string of microseconds; -1 when it is not one, or not a time
+ * inquest can hold. */
 static int64_t micros(struct iq_str s)
 {
 	if (!s.n || s.n > 18)
@@ -62,7 +63,8 @@ static int64_t micros(struct iq_str s)
 			return -1;
 		v = v * 10 + (s.p[i] - '0');
 	}
-	return v;
+	/* past 2262 the time in ns does not fit an int64 */
+	return v <= INT64_MAX / 1000 ? v : -1;
 }
 
 /* Appends a field's value to b: a string, a byte array (binary data), or

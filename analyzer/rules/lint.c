@@ -203,7 +203,7 @@ static void check_limits(struct iq_lint *lc, struct iq_ruleset *rs, const struct
 					: json_string_value(json_object_get(c, "text"));
 				if (!t)
 					continue;
-				int rc = pcre2_match(re, (PCRE2_SPTR)t, strlen(t), 0, 0, md, iq_rules_match_ctx());
+				int rc = iq_rules_run_re(re, t, strlen(t), md);
 				if (rc != PCRE2_ERROR_MATCHLIMIT && rc != PCRE2_ERROR_DEPTHLIMIT &&
 				    rc != PCRE2_ERROR_HEAPLIMIT)
 					continue;
@@ -383,23 +383,124 @@ static void check_verdicts(struct iq_lint *lc, struct iq_pack *p)
 
 /* ---- questions ---- */
 
+/* Functions that reach outside the database (files, shared libraries,
+ * tokenizer pointers): denied even where a build of SQLite has them on. */
+static const char *const denied_functions[] = {"load_extension", "fts3_tokenizer", "readfile",
+	"writefile", "edit", NULL};
+
+/* The authorizer; u, when not NULL, is an int counting denials (SQLite
+ * fails a denied function with a plain SQLITE_ERROR, not SQLITE_AUTH). */
 static int deny_writes(void *u, int action, const char *a, const char *b, const char *c, const char *d)
 {
-	(void)u; (void)a; (void)b; (void)c; (void)d;
+	int ok = 0;
+	(void)a; (void)c; (void)d;
 	switch (action) {
+	case SQLITE_FUNCTION:
+		/* b is the function's name */
+		ok = 1;
+		for (size_t i = 0; b && denied_functions[i]; i++)
+			if (sqlite3_stricmp(b, denied_functions[i]) == 0)
+				ok = 0;
+		break;
 	case SQLITE_SELECT:
 	case SQLITE_READ:
-	case SQLITE_FUNCTION:
 	case SQLITE_RECURSIVE:
-		return SQLITE_OK;
+		ok = 1;
+		break;
 	default:
-		return SQLITE_DENY;
+		break;
 	}
+	if (!ok && u)
+		(*(int *)u)++;
+	return ok ? SQLITE_OK : SQLITE_DENY;
 }
 
 int iq_rules_sql_guard(struct sqlite3 *db)
 {
 	return sqlite3_set_authorizer(db, deny_writes, NULL) == SQLITE_OK ? 0 : IQ_ERR_DB;
+}
+
+/* An empty database of the schema with the guard on, and its denials. */
+struct sql_check {
+	sqlite3 *db;
+	int denied;
+};
+
+/* Opens c: 0, or -1 (then c->db is NULL). */
+static int sql_check_open(struct sql_check *c)
+{
+	c->denied = 0;
+	if (sqlite3_open(":memory:", &c->db) != SQLITE_OK ||
+	    sqlite3_exec(c->db, iq_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_set_authorizer(c->db, deny_writes, &c->denied) != SQLITE_OK) {
+		sqlite3_close(c->db);
+		c->db = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void iq_rules_sql_check_free(void *check)
+{
+	struct sql_check *c = check;
+	if (!c)
+		return;
+	sqlite3_close(c->db);
+	free(c);
+}
+
+/* The one rs keeps, made at its first use; NULL when it cannot be made. */
+static struct sql_check *sql_check_of(struct iq_ruleset *rs)
+{
+	if (!rs->sql_check) {
+		struct sql_check *c = iq_xcalloc(1, sizeof *c);
+		if (sql_check_open(c)) {
+			free(c);
+			return NULL;
+		}
+		rs->sql_check = c;
+	}
+	return rs->sql_check;
+}
+
+int iq_rules_guard_questions(struct iq_lint *lc, struct iq_ruleset *rs, struct iq_pack *p)
+{
+	json_t *qs = json_object_get(p->root, "questions");
+	long before = lc->errors;
+	size_t i;
+	json_t *q;
+	if (!json_array_size(qs))
+		return 0;
+	struct sql_check *c = sql_check_of(rs);
+	if (!c) {
+		iq_lint_report(lc, 0, "questions", 0, NULL,
+			       "cannot check the questions' SQL: no database for it (out of memory?)");
+		return IQ_ERR_RULES;
+	}
+	json_array_foreach(qs, i, q) {
+		const char *sql = json_string_value(json_object_get(q, "sql"));
+		char path[64];
+		snprintf(path, sizeof path, "questions[%zu].sql", i);
+		/* every statement of the text, not only the first */
+		for (const char *s = sql; s && *s;) {
+			sqlite3_stmt *st = NULL;
+			const char *tail = NULL;
+			c->denied = 0;
+			int rc = sqlite3_prepare_v2(c->db, s, -1, &st, &tail);
+			if (rc == SQLITE_AUTH || c->denied)
+				iq_lint_report(lc, 0, path, 0, NULL,
+					       "question SQL must be read-only: it may only SELECT (%s)",
+					       sqlite3_errmsg(c->db));
+			else if (rc == SQLITE_OK && st && !sqlite3_stmt_readonly(st))
+				iq_lint_report(lc, 0, path, 0, NULL, "question SQL must be read-only");
+			sqlite3_finalize(st);
+			/* one that does not prepare cannot run; lint says why */
+			if (rc != SQLITE_OK || !tail || tail == s || lc->errors > before)
+				break;
+			s = tail;
+		}
+	}
+	return lc->errors > before ? IQ_ERR_RULES : 0;
 }
 
 /* Each {name} in the template must be a column of the statement. */
@@ -428,8 +529,9 @@ static void check_placeholders(struct iq_lint *lc, json_t *tmpl, sqlite3_stmt *s
 	}
 }
 
-static void check_question(struct iq_lint *lc, sqlite3 *db, json_t *q, const char *path)
+static void check_question(struct iq_lint *lc, struct sql_check *c, json_t *q, const char *path)
 {
+	sqlite3 *db = c->db;
 	char sub[320];
 	const char *sql = json_string_value(json_object_get(q, "sql"));
 	snprintf(sub, sizeof sub, "%s.sql", path);
@@ -443,8 +545,9 @@ static void check_question(struct iq_lint *lc, sqlite3 *db, json_t *q, const cha
 		return;
 	sqlite3_stmt *st = NULL;
 	const char *tail = NULL;
+	c->denied = 0;
 	int rc = sqlite3_prepare_v2(db, sql, -1, &st, &tail);
-	if (rc == SQLITE_AUTH) {
+	if (rc == SQLITE_AUTH || c->denied) {
 		iq_lint_report(lc, 0, sub, 0, NULL, "question SQL must be read-only: it may only SELECT (%s)",
 			       sqlite3_errmsg(db));
 		return;
@@ -480,16 +583,10 @@ static void check_questions(struct iq_lint *lc, struct iq_pack *p, struct ids *i
 	json_t *qs = json_object_get(p->root, "questions");
 	if (!qs)
 		return;
-	sqlite3 *db = NULL;
-	char *err = NULL;
-	if (sqlite3_open(":memory:", &db) != SQLITE_OK ||
-	    sqlite3_exec(db, iq_schema_sql, NULL, NULL, &err) != SQLITE_OK || iq_rules_sql_guard(db)) {
-		iq_lint_report(lc, 1, "questions", 0, NULL, "cannot check the SQL: the schema does not load: %s",
-			       err ? err : sqlite3_errmsg(db));
-		sqlite3_free(err);
-		sqlite3_close(db);
-		db = NULL;
-	}
+	struct sql_check c;
+	if (sql_check_open(&c))
+		iq_lint_report(lc, 1, "questions", 0, NULL,
+			       "cannot check the SQL: no database of the schema (out of memory?)");
 	size_t i;
 	json_t *q;
 	char path[64];
@@ -501,9 +598,9 @@ static void check_questions(struct iq_lint *lc, struct iq_pack *p, struct ids *i
 			iq_lint_report(lc, 0, path, 0, NULL, "question has no \"id\" string");
 		else
 			ids_add(lc, ids, id, "questions", path);
-		check_question(lc, db, q, path);
+		check_question(lc, &c, q, path);
 	}
-	sqlite3_close(db);
+	sqlite3_close(c.db);
 }
 
 /* ---- conditions, guidance, the rest ---- */

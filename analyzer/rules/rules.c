@@ -58,6 +58,8 @@ static void pack_free(struct iq_pack *p)
 		free(s->id);
 		free(s->path);
 		free(s->ref);
+		free(s->limit_path);
+		free(s->limit_first);
 		iq_buf_release(&s->memo);
 	}
 	free(p->sig);
@@ -80,6 +82,7 @@ void iq_rules_release(struct iq_ruleset *rs)
 		pcre2_match_data_free(rs->match_data);
 	iq_buf_release(&rs->caps);
 	iq_pf_free(rs->prefilter);
+	iq_rules_sql_check_free(rs->sql_check);
 	memset(rs, 0, sizeof *rs);
 }
 
@@ -476,6 +479,12 @@ int iq_rules_load_text(struct iq_ruleset *rs, const char *name, const char *text
 	struct iq_pack *p = compile_pack(&lc, rs, text, n);
 	if (!p)
 		return IQ_ERR_RULES;
+	/* SQL that would write, attach or reach outside: refused here, not
+	 * only by lint */
+	if (iq_rules_guard_questions(&lc, rs, p)) {
+		pack_free(p);
+		return IQ_ERR_RULES;
+	}
 	ensure_match_data(rs);
 	add_pack(rs, p);
 	return 0;
@@ -761,17 +770,84 @@ static void captures_json(const struct iq_signal *s, pcre2_code *re, pcre2_match
 	iq_buf_addc(out, '}');
 }
 
-/* Does one of s's exceptions match? */
-static int excepted(struct iq_ruleset *rs, const struct iq_signal *s, const char *text, size_t n)
+/* The IQ_LIM_* bit of a pcre2_match result, 0 for any other. */
+static unsigned limit_bit(int rc)
 {
-	for (size_t i = 0; i < s->nexc; i++)
-		if (pcre2_match(s->exc[i], (PCRE2_SPTR)text, n, 0, 0, rs->match_data, match_ctx) >= 0)
+	switch (rc) {
+	case PCRE2_ERROR_MATCHLIMIT:
+		return IQ_LIM_MATCH;
+	case PCRE2_ERROR_DEPTHLIMIT:
+		return IQ_LIM_DEPTH;
+	case PCRE2_ERROR_HEAPLIMIT:
+		return IQ_LIM_HEAP;
+	case PCRE2_ERROR_JIT_STACKLIMIT:
+		return IQ_LIM_JIT_STACK;
+	default:
+		return 0;
+	}
+}
+
+/* JIT code recurses on the machine stack (32 KiB by default) where the
+ * interpreter keeps its frames on the heap: a regex the JIT cannot finish
+ * for want of stack is run again by the interpreter, so that only the
+ * match, depth and heap limits decide. */
+int iq_rules_run_re(pcre2_code *re, const char *text, size_t n, pcre2_match_data *md)
+{
+	iq_rules_match_ctx();
+	int rc = pcre2_match(re, (PCRE2_SPTR)text, n, 0, 0, md, match_ctx);
+	if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
+		rc = pcre2_match(re, (PCRE2_SPTR)text, n, 0, PCRE2_NO_JIT, md, match_ctx);
+	return rc;
+}
+
+/* Counts a PCRE2 limit hit by regex i of s's "patterns" (exc = 0) or
+ * "exceptions" (exc = 1) on the record being matched: once per record, and
+ * the first one remembers which regex and where. */
+static void limit_hit(struct iq_ruleset *rs, struct iq_signal *s, unsigned bit, int exc, size_t i)
+{
+	s->limit_kinds |= bit;
+	if (s->limit_gen == rs->gen && s->limit_lines)
+		return;
+	s->limit_gen = rs->gen;
+	if (s->limit_lines++)
+		return;
+	char path[320];
+	if (!exc)
+		snprintf(path, sizeof path, "%s.patterns[%zu]", s->path, i);
+	else
+		snprintf(path, sizeof path, "%s.exceptions[%zu]%s", s->path, i,
+			 json_is_string(json_array_get(json_object_get(s->obj, "exceptions"), i))
+				 ? "" : ".pattern");
+	free(s->limit_path);
+	s->limit_path = iq_xstrdup(path);
+	free(s->limit_first);
+	s->limit_first = NULL;
+	if (rs->source) {
+		size_t n = strlen(rs->source) + 24;
+		s->limit_first = iq_xmalloc(n);
+		snprintf(s->limit_first, n, "%s:%ld", rs->source, rs->line);
+	}
+}
+
+/* Does one of s's exceptions match? An exception that hits a PCRE2 limit
+ * does not cancel the signal (and the hit is counted). */
+static int excepted(struct iq_ruleset *rs, struct iq_signal *s, const char *text, size_t n)
+{
+	for (size_t i = 0; i < s->nexc; i++) {
+		int rc = iq_rules_run_re(s->exc[i], text, n, rs->match_data);
+		if (rc >= 0)
 			return 1;
+		unsigned bit = limit_bit(rc);
+		if (bit)
+			limit_hit(rs, s, bit, 1, i);
+	}
 	return 0;
 }
 
-/* Matches one regex signal; 1 matched (captures in out), 0 not. */
-static int match_regex(struct iq_ruleset *rs, const struct iq_signal *s, const char *text,
+/* Matches one regex signal; 1 matched (captures in out), 0 not. A regex
+ * that hits a PCRE2 limit counts as not matching; the hit is counted for
+ * iq_rules_limit_hits. */
+static int match_regex(struct iq_ruleset *rs, struct iq_signal *s, const char *text,
 		       size_t n, struct iq_buf *out)
 {
 	pcre2_match_data *md = rs->match_data;
@@ -784,13 +860,14 @@ static int match_regex(struct iq_ruleset *rs, const struct iq_signal *s, const c
 			if (!seen)
 				continue; /* none of its literals is in the text */
 		}
-		int rc = pcre2_match(s->re[i], (PCRE2_SPTR)text, n, 0, 0, md, match_ctx);
+		int rc = iq_rules_run_re(s->re[i], text, n, md);
 		if (rc >= 0) {
 			captures_json(s, s->re[i], md, text, out);
 			return !excepted(rs, s, text, n);
 		}
-		/* match-limit and depth-limit errors count as no match; lint
-		 * reports such regexes */
+		unsigned bit = limit_bit(rc);
+		if (bit)
+			limit_hit(rs, s, bit, 0, i);
 	}
 	return 0;
 }
@@ -798,7 +875,7 @@ static int match_regex(struct iq_ruleset *rs, const struct iq_signal *s, const c
 /* Matches a signal of a pattern pack against the record numbered rs->gen:
  * 1 with *caps set (valid until the next match), 0 not. A reference uses
  * its shared signal's result, computed once per record. */
-static int eval_signal(struct iq_ruleset *rs, const struct iq_signal *s, const char *text,
+static int eval_signal(struct iq_ruleset *rs, struct iq_signal *s, const char *text,
 		       size_t n, const char **caps)
 {
 	if (s->target) {
@@ -873,6 +950,7 @@ int iq_rules_match(struct iq_ruleset *rs, const struct iq_record *r, iq_match_fn
 	if (!(pf->kinds & bit))
 		return 0;
 	rs->gen++;
+	rs->line = r->line;
 	iq_pf_scan(pf, text, r->text.n);
 	/* no literal in the text: only regexes without literals could match */
 	if (!pf->nseen && !(pf->always & bit))
@@ -889,7 +967,7 @@ static int match_all(struct iq_ruleset *rs, const struct iq_record *r, unsigned 
 	for (size_t i = 0; i < rs->npacks; i++) {
 		struct iq_pack *p = rs->packs[i];
 		for (size_t j = 0; j < p->nall; j++) {
-			const struct iq_signal *s = &p->sig[j];
+			struct iq_signal *s = &p->sig[j];
 			unsigned kinds = effective_kinds(s);
 			const char *caps;
 			if (kinds && !(kinds & bit))
@@ -1241,7 +1319,7 @@ static int captures_diff(json_t *want, const char *got_text, FILE *out, int prin
 }
 
 /* Runs one case: 1 the signal matched (captures in *caps). */
-static int test_case(struct iq_ruleset *rs, const struct iq_signal *s, json_t *c, const char **text,
+static int test_case(struct iq_ruleset *rs, struct iq_signal *s, json_t *c, const char **text,
 		     const char **caps, int *badkind)
 {
 	*text = json_is_string(c) ? json_string_value(c) : json_string_value(json_object_get(c, "text"));
@@ -1327,4 +1405,82 @@ void iq_rules_test(struct iq_ruleset *rs, FILE *out, long *passed, long *failed)
 	for (size_t i = 0; i < rs->npacks; i++)
 		if (!rs->packs[i]->base)
 			test_pack(rs, rs->packs[i], out, passed, failed);
+	/* limits its own cases hit are lint's to report, not a bundle's */
+	iq_rules_limit_hits(rs, NULL, NULL, 1);
+}
+
+/* ---- PCRE2 limit hits ---- */
+
+void iq_rules_set_source(struct iq_ruleset *rs, const char *name)
+{
+	rs->source = name;
+}
+
+/* "match limit", "match and depth limits", ... for a set of IQ_LIM_* bits. */
+static void limit_names(unsigned bits, char *out, size_t n)
+{
+	static const char *const names[] = {"match", "depth", "heap", "JIT stack"};
+	size_t len = 0, count = 0, total = 0;
+	for (unsigned b = 0; b < 4; b++)
+		total += (bits >> b) & 1;
+	out[0] = '\0';
+	for (unsigned b = 0; b < 4; b++) {
+		if (!((bits >> b) & 1))
+			continue;
+		count++;
+		const char *sep = count == 1 ? "" : count == total ? " and " : ", ";
+		int w = snprintf(out + len, n - len, "%s%s", sep, names[b]);
+		if (w < 0 || (size_t)w >= n - len)
+			return;
+		len += (size_t)w;
+	}
+	snprintf(out + len, n - len, total > 1 ? " limits" : " limit");
+}
+
+static size_t pack_limit_hits(struct iq_pack *p, iq_limit_fn fn, void *u, int reset)
+{
+	size_t found = 0;
+	for (size_t j = 0; j < p->nall; j++) {
+		struct iq_signal *s = &p->sig[j];
+		if (!s->limit_lines)
+			continue;
+		found++;
+		if (fn) {
+			struct iq_limit_hit h;
+			char names[64];
+			memset(&h, 0, sizeof h);
+			h.pack = p->id;
+			h.file = p->file;
+			h.signal = s->id;
+			iq_json_pos(p->text, p->ntext, s->limit_path, 0, &h.line, &h.col);
+			limit_names(s->limit_kinds, names, sizeof names);
+			h.limits = names;
+			h.lines = s->limit_lines;
+			h.first = s->limit_first ? s->limit_first : "";
+			snprintf(h.msg, sizeof h.msg, "signal '%s': PCRE2 %s hit on %ld line%s%s%s%s",
+				 s->id, names, s->limit_lines, s->limit_lines == 1 ? "" : "s",
+				 h.first[0] ? " (first: " : "", h.first, h.first[0] ? ")" : "");
+			fn(u, &h);
+		}
+		if (reset) {
+			s->limit_lines = 0;
+			s->limit_kinds = 0;
+			s->limit_gen = 0;
+			free(s->limit_path);
+			s->limit_path = NULL;
+			free(s->limit_first);
+			s->limit_first = NULL;
+		}
+	}
+	return found;
+}
+
+size_t iq_rules_limit_hits(struct iq_ruleset *rs, iq_limit_fn fn, void *u, int reset)
+{
+	size_t found = 0;
+	for (size_t i = 0; i < rs->npacks; i++)
+		found += pack_limit_hits(rs->packs[i], fn, u, reset);
+	for (size_t i = 0; i < rs->nshared; i++)
+		found += pack_limit_hits(rs->shared[i], fn, u, reset);
+	return found;
 }

@@ -36,6 +36,9 @@ struct iq_ruleset {
 	unsigned long gen;      /* numbers the matched records (memo of shared signals) */
 	void *prefilter;        /* literals of every pattern, built at the first match */
 	int pf_active;          /* the prefilter has scanned the text being matched */
+	const char *source;     /* the file being matched, for limit reports (borrowed) */
+	void *sql_check;        /* the empty schema database questions' SQL is checked on */
+	long line;              /* line of the record being matched */
 };
 
 void iq_rules_init(struct iq_ruleset *rs);
@@ -66,6 +69,31 @@ typedef int (*iq_match_fn)(void *u, const char *pack, const char *signal,
  * reference's id; an exception that matches cancels the signal.
  * Returns 0, fn's non-zero result, or IQ_ERR_NOMEM. */
 int iq_rules_match(struct iq_ruleset *rs, const struct iq_record *r, iq_match_fn fn, void *u);
+
+/* Names the file whose records are matched next (borrowed until the next
+ * call or the release; NULL for none), so that a PCRE2 limit hit can say
+ * where it happened first. */
+void iq_rules_set_source(struct iq_ruleset *rs, const char *name);
+
+/* A signal whose regexes hit a PCRE2 match, depth, heap or JIT stack limit
+ * while matching records: those records count as not matched by it. */
+struct iq_limit_hit {
+	const char *pack;       /* pack id */
+	const char *file;       /* the pack's file, as loaded ("rules/x.json") */
+	const char *signal;     /* signal id */
+	int line, col;          /* of the first regex that hit, in file */
+	const char *limits;     /* "match limit", "match and depth limits"... */
+	long lines;             /* records on which it was hit */
+	const char *first;      /* "FILE:LINE" of the first such record, or "" */
+	char msg[640];          /* "signal 'x': PCRE2 match limit hit on N lines (first: F:L)" */
+};
+typedef void (*iq_limit_fn)(void *u, const struct iq_limit_hit *h);
+
+/* Calls fn (when not NULL) for each signal, of every pack and shared pack,
+ * that hit a PCRE2 limit since the last reset, in load order; with reset
+ * set, clears the counts afterwards. Returns how many signals hit one. The
+ * hit is valid during the call. */
+size_t iq_rules_limit_hits(struct iq_ruleset *rs, iq_limit_fn fn, void *u, int reset);
 
 /* Accessors for reports. */
 const char *iq_pack_id(const struct iq_pack *p);

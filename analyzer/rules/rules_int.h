@@ -88,7 +88,16 @@ struct iq_signal {
 	unsigned long memo_gen;
 	int memo_hit;
 	struct iq_buf memo;
+	/* PCRE2 limits hit while matching records (iq_rules_limit_hits) */
+	long limit_lines;       /* records on which one of its regexes hit one */
+	unsigned limit_kinds;   /* bit per IQ_LIM_* */
+	unsigned long limit_gen; /* the record last counted */
+	char *limit_path;       /* JSON path of the first regex that hit */
+	char *limit_first;      /* "FILE:LINE" of the first record */
 };
+
+/* The PCRE2 limits a match can hit (bits of iq_signal.limit_kinds). */
+enum { IQ_LIM_MATCH = 1, IQ_LIM_DEPTH = 2, IQ_LIM_HEAP = 4, IQ_LIM_JIT_STACK = 8 };
 
 struct iq_pack {
 	char *file;
@@ -133,6 +142,18 @@ pcre2_code *iq_rules_compile_re(struct iq_lint *lc, const char *what, const char
 
 /* The shared match context (match and depth limits). */
 pcre2_match_context *iq_rules_match_ctx(void);
+
+/* pcre2_match of re over all of text with the shared limits; when the JIT
+ * runs out of stack, again without it. The pcre2_match result. */
+int iq_rules_run_re(pcre2_code *re, const char *text, size_t n, pcre2_match_data *md);
+
+/* The check loading makes of a pack's questions: every statement of each
+ * "sql" must prepare read-only under iq_rules_sql_guard against the
+ * schema (a database rs keeps for it). Reports at questions[i].sql;
+ * 0 or IQ_ERR_RULES. */
+int iq_rules_guard_questions(struct iq_lint *lc, struct iq_ruleset *rs, struct iq_pack *p);
+/* Frees the database iq_rules_guard_questions keeps (NULL is fine). */
+void iq_rules_sql_check_free(void *check);
 
 /* Lint checks beyond what loading checks: keys, translations, ids,
  * verdicts, guidance, questions' SQL. */

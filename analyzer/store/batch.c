@@ -47,7 +47,7 @@ _Static_assert(sizeof(struct iq_event) == 152, "struct iq_event changed: update 
 _Static_assert(sizeof(struct iq_kernel) == 40, "struct iq_kernel changed: update kernel_strs");
 _Static_assert(sizeof(struct iq_pod) == 248, "struct iq_pod changed: update pod_strs");
 _Static_assert(sizeof(struct iq_config) == 64, "struct iq_config changed: update config_strs");
-_Static_assert(sizeof(struct iq_record) == 592, "struct iq_record changed: update common_strs");
+_Static_assert(sizeof(struct iq_record) == 600, "struct iq_record changed: update common_strs");
 #endif
 
 struct kind_strs {

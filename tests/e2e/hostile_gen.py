@@ -74,8 +74,21 @@ def case_packs(d):
     sigs = [sig("s%d" % i, ["needle%d (?<v>\\d+) [a-z]{1,%d}" % (i, i % 50 + 1)], ["needle%d 1 a" % i])
             for i in range(5000)]
     json.dump(pack("huge", sigs), open(f"{d}/packs/huge.json", "w"), indent=1)
+    targz(f"{d}/needles.tar.gz", [("app/needles.log", b"2026-11-30T14:00:00Z needle4999 7 abc\n"
+                                   b"2026-11-30T14:00:01Z needle17 3 q\n2026-11-30T14:00:02Z needle18 x\n"),
+                                  (GOOD_NAME, GOOD)])
     open(f"{d}/packs/bad-regex.json", "w").write(json.dumps(pack("bad", [sig("b", ["ok", "broken (unclosed"])]), indent=1))
     open(f"{d}/aaa.log", "w").write("a" * 30000 + "!\n" + "x" * 5000 + "\n" + "word " * 5000 + "!\n" + OOM + "\n")
+    # one catastrophic regex, one signal; the line that makes it backtrack
+    # is line 2 of app/ab.log (and again at line 4)
+    json.dump(pack("limit", [sig("backtrack", ["(a+)+$"])]), open(f"{d}/packs/limit.json", "w"), indent=1)
+    ab = ("2026-11-30T14:00:00Z hello\n" + "a" * 5000 + "b\n" + "2026-11-30T14:00:01Z bye\n" + "a" * 5000 + "b\n").encode()
+    targz(f"{d}/limit.tar.gz", [("app/ab.log", ab), (GOOD_NAME, GOOD)])
+    # SQL that runs more than one statement, the second one writing
+    q = {"id": "q", "question": {"en": "Q?", "tr": "Q?"}, "sql": "SELECT 1; DELETE FROM records",
+         "answer": {"en": "a", "tr": "a"}}
+    json.dump(pack("sql-multi", [sig("oomx", ["CUDA out of memory"], ["CUDA out of memory"])], q),
+              open(f"{d}/packs/sql-multi.json", "w"), indent=1)
 
 
 def case_corrupt_gz_member(d):
@@ -286,6 +299,142 @@ def case_json(d):
                                    "9999-12-31T23:59:59.999999999Z"])),
         (GOOD_NAME, GOOD),
     ])
+
+
+# Times at the edges, as (label, UTC broken-down time): the epoch, a second
+# before it, the last whole second inquest can hold (int64 ns ends at
+# 2262-04-11T23:47:16.854775807Z), and the first day past it.
+EDGE_TIMES = [("epoch", (1970, 1, 1, 0, 0, 0)), ("pre-epoch", (1969, 12, 31, 23, 59, 59)),
+              ("last", (2262, 4, 11, 23, 47, 16)), ("past", (2262, 4, 12, 0, 0, 0))]
+MON = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+
+def epoch_s(t):
+    import calendar
+    return calendar.timegm(t + (0, 0, 0))
+
+
+def iso(t, frac=""):
+    return "%04d-%02d-%02dT%02d:%02d:%02d%sZ" % (t + (frac,))
+
+
+def times_members():
+    """One member per timestamped format, each with a line at every edge
+    time (the label in the text) and one ordinary line; 'unix' formats
+    (journald, Prometheus) also get a number past int64 nanoseconds."""
+    import json
+    m = {}
+
+    def clf(t, ms=False):  # 30/Nov/2026:14:00:00[.000]
+        return "%02d/%s/%04d:%02d:%02d:%02d%s" % (t[2], MON[t[1] - 1], t[0], t[3], t[4], t[5], ".000" if ms else "")
+    T0 = (2026, 11, 30, 14, 0, 0)
+    rows = EDGE_TIMES + [("ordinary", T0)]
+    m["lb/alb.log"] = "".join(
+        'http %s app/lb/50dc6c495c0c9188 192.168.131.39:2817 10.0.0.1:80 0.0 0.048 0.0 200 200 0 57 '
+        '"GET http://x:80/%s HTTP/1.1" "curl" - - arn:aws:elasticloadbalancing:us-east-2:1:targetgroup/t/7 '
+        '"Root=1-5" "x" "-" 1 %s "forward" "-" "-"\n' % (iso(t, ".000000"), lab, iso(t, ".000000")) for lab, t in rows)
+    m["lb/envoy.log"] = "".join(
+        '[%s] "POST /%s HTTP/1.1" 503 UF 1873 91 31 - "-" "curl/8.5.0" "7b3e9c40" "llm.example.com" "10.244.5.2:8000"\n'
+        % (iso(t, ".000"), lab) for lab, t in rows)
+    m["lb/haproxy.log"] = "".join(
+        'May  1 12:00:05 lb1 haproxy[812]: 203.0.113.9:51544 [%s] fe_https~ be_vllm/vllm-1 0/0/1/2/3 502 217 - - SC-- '
+        '12/12/0/0/0 0/0 "POST /%s HTTP/1.1"\n' % (clf(t, True), lab) for lab, t in rows)
+    m["lb/ingress.log"] = "".join(
+        '10.1.10.51 - - [%s +0000] "POST /%s HTTP/1.1" 502 5 "-" "curl" 293 0.001 [serving-vllm-8000] [] '
+        '10.244.3.21:8000 0 0.001 502 abc\n' % (clf(t), lab) for lab, t in rows)
+    m["lb/traefik.json"] = "".join(json.dumps({
+        "ClientHost": "10.9.129.184", "DownstreamStatus": 502, "Duration": 72393, "RequestMethod": "GET",
+        "RequestPath": "/" + lab, "RequestProtocol": "HTTP/1.1", "RouterName": "r@k8s", "StartUTC": iso(t),
+        "entryPointName": "web", "level": "info", "msg": "", "time": iso(t)}) + "\n" for lab, t in rows)
+    m["lb/gcp.json"] = "".join(json.dumps({
+        "httpRequest": {"requestMethod": "POST", "requestUrl": "https://x/" + lab, "status": 502,
+                        "remoteIp": "203.0.113.9", "latency": "0.001s", "protocol": "HTTP/1.1"},
+        "resource": {"type": "http_load_balancer", "labels": {"project_id": "p"}},
+        "timestamp": iso(t), "severity": "WARNING"}) + "\n" for lab, t in rows)
+    m["cluster/events.json"] = "".join(json.dumps({
+        "apiVersion": "v1", "kind": "Event", "count": 1, "reason": "BackOff", "type": "Warning",
+        "message": "event " + lab, "firstTimestamp": iso(t), "lastTimestamp": iso(t),
+        "involvedObject": {"kind": "Pod", "name": "vllm-0", "namespace": "serving"},
+        "metadata": {"name": "e-" + lab, "namespace": "serving", "creationTimestamp": iso(t)}}) + "\n"
+        for lab, t in rows)
+    m["gpu/smi.csv"] = "timestamp, name, pci.bus_id, memory.total [MiB], memory.used [MiB]\n" + "".join(
+        "%04d/%02d/%02d %02d:%02d:%02d.000, NVIDIA H100 80GB HBM3, 00000000:3B:00.0, 81559 MiB, %d MiB\n"
+        % (t + (i,)) for i, (lab, t) in enumerate(rows))
+    m["nodes/n1/kern.log"] = "".join(
+        "%s gpu-node-1 kernel: kernel %s\n" % (iso(t).replace("Z", ",000000+00:00"), lab) for lab, t in rows)
+    m["app/plain.log"] = "".join("%s plain %s\n" % (iso(t), lab) for lab, t in rows)
+    # epoch microseconds / milliseconds / seconds, and one past int64 ns
+    us = [(lab, epoch_s(t) * 10**6) for lab, t in rows] + [("overflow", 9223372036854776)]
+    m["nodes/n1/journal.json"] = "".join(json.dumps({
+        "__REALTIME_TIMESTAMP": str(v), "PRIORITY": "6", "_HOSTNAME": "gpu-node-1", "SYSLOG_IDENTIFIER": "kubelet",
+        "MESSAGE": "journal " + lab}) + "\n" for lab, v in us)
+    m["gpu/dcgm.prom"] = "# TYPE DCGM_FI_DEV_FB_USED gauge\n" + "".join(
+        'DCGM_FI_DEV_FB_USED{gpu="0",Hostname="gpu-node-1",label="%s"} %d %d\n' % (lab, i, v // 1000)
+        for i, (lab, v) in enumerate(us))
+    # pretty-printed: a sample per line, so that each is accounted alone
+    m["gpu/prom.json"] = json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": {"__name__": "DCGM_FI_DEV_FB_USED", "gpu": "0", "Hostname": "gpu-node-1"},
+         "values": [[v / 10**6, str(i)] for i, (lab, v) in enumerate(us)]}]}}, indent=1) + "\n"
+    return [(k, v.encode()) for k, v in m.items()]
+
+
+def case_times(d):
+    # klog has no year: it comes from the member's mtime, here the epoch,
+    # and a day past what inquest can hold
+    klog = b"I0101 00:00:01.000000    2211 kubelet.go:1] klog first second\n"
+    with open(f"{d}/times.tar.gz", "wb") as f:
+        with gzip.GzipFile(fileobj=f, mode="wb", mtime=0) as g:
+            with tarfile.open(fileobj=g, mode="w", format=tarfile.GNU_FORMAT) as t:
+                for name, data in times_members() + [(GOOD_NAME, GOOD)]:
+                    tar_add(t, name, data)
+                tar_add(t, "nodes/n1/kubelet-epoch.log", klog, mtime=0)
+                tar_add(t, "nodes/n1/kubelet-2262.log", klog, mtime=epoch_s((2262, 4, 12, 0, 0, 0)))
+                tar_add(t, "nodes/n1/kubelet-far.log", klog, mtime=10**15)
+
+
+def case_deep(d):
+    """A document nested 10,000 levels in each JSON-based format (and in
+    YAML), after the keys that make it sniff as that format; where the
+    format has several records, a good one follows."""
+    import json
+    deep = "[" * 10000 + "]" * 10000
+    deepobj = '{"a":' * 10000 + "1" + "}" * 10000
+    t = "2026-11-30T14:00:00Z"
+
+    def jl(o, key, val):  # o as JSON with "key": val (raw JSON) added at its end
+        return json.dumps(o)[:-1] + ', "%s": %s}' % (key, val)
+    traefik = {"ClientHost": "10.9.129.184", "DownstreamStatus": 502, "Duration": 1, "RequestMethod": "GET",
+               "RequestPath": "/x", "RequestProtocol": "HTTP/1.1", "StartUTC": t, "entryPointName": "web",
+               "level": "info", "msg": "", "time": t}
+    gcp = {"httpRequest": {"requestMethod": "POST", "requestUrl": "https://x/", "status": 502, "latency": "0.001s"},
+           "resource": {"type": "http_load_balancer"}, "timestamp": t}
+    journal = {"__REALTIME_TIMESTAMP": "1796047200000000", "PRIORITY": "6", "_HOSTNAME": "gpu-node-1",
+               "MESSAGE": "journal"}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "vllm-0", "namespace": "serving",
+                                                            "uid": "u1", "creationTimestamp": t},
+           "spec": {"nodeName": "gpu-node-1", "containers": [{"name": "vllm", "image": "vllm"}]},
+           "status": {"phase": "Running", "podIP": "10.244.3.21"}}
+    members = [
+        ("lb/traefik-deep.json", jl(traefik, "deep", deep) + "\n" + json.dumps(traefik) + "\n"),
+        ("lb/gcp-deep.json", jl(gcp, "deep", deepobj) + "\n" + json.dumps(gcp) + "\n"),
+        ("nodes/n1/journal-deep.json", jl(journal, "DEEP", deep) + "\n" + json.dumps(journal) + "\n"),
+        ("cluster/pods-deep.json", '{"apiVersion": "v1", "kind": "List", "items": [%s, %s]}\n'
+         % (jl(pod, "deep", deepobj), json.dumps(pod))),
+        ("manifests/deep.json", jl({"apiVersion": "apps/v1", "kind": "Deployment",
+                                     "metadata": {"name": "vllm", "namespace": "serving"}}, "spec", deepobj) + "\n"),
+        # flow style 10,000 deep; block style 2,000 (its indentation grows
+        # quadratically: 2 MB)
+        ("manifests/deep.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: deep\nspec:\n  x: " +
+         deep + "\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: flat\n  namespace: serving\n"
+         "spec:\n  template:\n    spec:\n      containers:\n      - name: vllm\n"
+         "        args: [\"--max-num-seqs\", \"256\"]\n"),
+        ("manifests/deep-block.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: deep\nspec:\n" +
+         "".join(" " * (i + 1) + "k:\n" for i in range(2000)) + " " * 2001 + "v\n"),
+        ("gpu/prom-deep.json", '{"status": "success", "data": {"resultType": "matrix", "result": [' +
+         jl({"metric": {"__name__": "DCGM_FI_DEV_FB_USED", "gpu": "0"}, "values": [[1796047200, "1"]]}, "x", deep) +
+         ', {"metric": {"__name__": "DCGM_FI_DEV_FB_USED", "gpu": "1"}, "values": [[1796047200, "2"]]}]}}\n'),
+    ]
+    targz(f"{d}/deep.tar.gz", [(k, v.encode()) for k, v in members] + [(GOOD_NAME, GOOD)])
 
 
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}

@@ -11,6 +11,9 @@
 #                        to the committed ones (review their size!)
 #   make fuzz-clean
 #
+# A longer session, one target at a time with a log row per target (seconds,
+# executions, cov, ft, crashes): sh tests/fuzz/campaign.sh TARGET:SECONDS...
+#
 # FUZZ_TARGETS=fuzz_cri picks targets; FUZZ_FLAGS adds libFuzzer options.
 
 FUZZ_SECONDS ?= 60
@@ -29,6 +32,9 @@ FUZZ_SYMS    := $(shell sed -n 's/^IQ_FORMAT(\([A-Za-z0-9_]*\)).*/\1/p' analyzer
 FUZZ_FORMAT_TARGETS := $(addprefix fuzz_,$(FUZZ_SYMS))
 FUZZ_OTHER_TARGETS  := fuzz_sniff fuzz_time fuzz_rules fuzz_bundle
 FUZZ_TARGETS ?= $(FUZZ_FORMAT_TARGETS) $(FUZZ_OTHER_TARGETS)
+# JSON formats without a dictionary of their own get the JSON keys one
+FUZZ_JSON_TARGETS := fuzz_traefik_json fuzz_gcp_lb_json fuzz_journald_json fuzz_prometheus_json \
+                     fuzz_k8s_pods fuzz_k8s_manifest
 
 FUZZ_CFLAGS  := -g -O1 -fno-omit-frame-pointer -std=c11 -D_POSIX_C_SOURCE=200809L \
                 $(WARN) -MMD -MP
@@ -103,6 +109,7 @@ fuzz: fuzz-build
 	  $(call fuzz_seed,$$t); \
 	  echo "== $$t ($(FUZZ_SECONDS)s)"; \
 	  dict=; [ -f $(FUZZ_DIR)/dict/$$t.dict ] && dict=-dict=$(FUZZ_DIR)/dict/$$t.dict; \
+	  case " $(FUZZ_JSON_TARGETS) " in *" $$t "*) [ -n "$$dict" ] || dict=-dict=$(FUZZ_DIR)/dict/json.dict ;; esac; \
 	  kept=; [ -d $(FUZZ_DIR)/corpus/$$t ] && kept=$(FUZZ_DIR)/corpus/$$t; \
 	  $(FUZZ_ENV) $(FUZZ_O)/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
 	    -rss_limit_mb=2048 -print_final_stats=1 $$dict \

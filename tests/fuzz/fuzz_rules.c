@@ -1,6 +1,7 @@
 /* fuzz_rules.c: libFuzzer target of the rule-pack loader: iq_rules_load_text
  * on the input; a pack that loads runs its own test cases and is matched
- * against a few fixed records and a record made of the input. */
+ * against a few fixed records and a record made of the input, and the PCRE2
+ * limit hits of those matches are checked. */
 #include <string.h>
 
 #include "../../analyzer/rules/rules.h"
@@ -33,6 +34,17 @@ static void match_text(struct iq_ruleset *rs, enum iq_kind kind, const char *tex
 	r.nlines = 1;
 	r.text = iq_str_make(text, n);
 	FUZZ_CHECK(iq_rules_match(rs, &r, on_match, NULL) == 0);
+}
+
+/* A PCRE2 limit hit names a real place and counts at least one line. */
+static void on_limit(void *u, const struct iq_limit_hit *h)
+{
+	IQ_UNUSED(u);
+	FUZZ_CHECK(h->pack && h->file && h->signal && h->limits && h->first);
+	FUZZ_CHECK(h->line >= 1 && h->col >= 1 && h->lines >= 1);
+	FUZZ_CHECK(memchr(h->msg, '\0', sizeof h->msg) != NULL);
+	FUZZ_CHECK(strncmp(h->msg, "signal '", 8) == 0);
+	fuzz_hash(&sink_hash, h->msg, strlen(h->msg));
 }
 
 static void touch_texts(const char *s)
@@ -76,13 +88,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(passed >= 0 && failed >= 0);
 	fclose(devnull);
 
+	iq_rules_set_source(&rs, "fuzz.log");
 	for (size_t i = 0; i < IQ_ARRAY_LEN(lines); i++)
 		for (int k = IQ_KIND_LOG; k <= IQ_KIND_CONFIG; k++)
 			match_text(&rs, (enum iq_kind)k, lines[i], strlen(lines[i]));
 	match_text(&rs, IQ_KIND_LOG, (const char *)data, size);
+	iq_rules_set_source(&rs, NULL);
+	/* the one pack loaded: a pattern pack or a shared one */
+	const struct iq_pack *p = rs.npacks ? rs.packs[0] : iq_rules_shared_pack(&rs, 0);
+	size_t hit = iq_rules_limit_hits(&rs, on_limit, NULL, 1);
+	FUZZ_CHECK(hit <= iq_pack_section_count(p, IQ_SEC_SIGNALS) +
+			  iq_pack_section_count(p, IQ_SEC_BOUNDARIES) +
+			  iq_pack_section_count(p, IQ_SEC_FACTS));
+	FUZZ_CHECK(iq_rules_limit_hits(&rs, NULL, NULL, 0) == 0);
 
-	const struct iq_pack *p = rs.packs[0];
-	FUZZ_CHECK(iq_rules_find(&rs, iq_pack_id(p)) == p);
+	FUZZ_CHECK(iq_pack_is_shared(p) == !rs.npacks);
+	FUZZ_CHECK(iq_pack_is_shared(p) || iq_rules_find(&rs, iq_pack_id(p)) == p);
 	touch_texts(iq_pack_file(p));
 	touch_texts(iq_pack_text(p, "title", "tr"));
 	touch_texts(iq_pack_text(p, "definition", "xx"));

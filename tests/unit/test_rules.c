@@ -324,7 +324,38 @@ static void test_question_sql_must_be_read_only(void **state)
 	assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO t VALUES (1)", -1, &st, NULL), SQLITE_AUTH);
 	assert_int_equal(sqlite3_prepare_v2(db, "SELECT a FROM t", -1, &st, NULL), SQLITE_OK);
 	sqlite3_finalize(st);
+	/* functions that reach outside the database are refused too */
+	assert_int_not_equal(sqlite3_prepare_v2(db, "SELECT load_extension('./x.so')", -1, &st, NULL),
+			     SQLITE_OK);
+	assert_non_null(strstr(sqlite3_errmsg(db), "not authorized"));
 	sqlite3_close(db);
+	iq_rules_release(&rs);
+
+	/* loading refuses such a pack (not only lint), at the statement that
+	 * is refused, a later statement of the text included */
+	static const char *const bad[] = {
+		"DELETE FROM records",
+		"ATTACH 'x.db' AS x",
+		"SELECT load_extension('./x.so')",
+		"SELECT 1; UPDATE files SET status = 'x'",
+		"PRAGMA writable_schema = 1",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char text[512];
+		struct iq_diag d;
+		snprintf(text, sizeof text,
+			 "{\"id\":\"p\",\"signals\":[],\n\"questions\":[{\"id\":\"w\",\"sql\":\"%s\"}]}", bad[i]);
+		iq_rules_init(&rs);
+		assert_int_equal(load(&rs, text, &d), IQ_ERR_RULES);
+		assert_int_equal(rs.npacks, 0);
+		assert_non_null(strstr(d.msg, "t.json:2:30: error: question SQL must be read-only"));
+		iq_rules_release(&rs);
+	}
+	iq_rules_init(&rs);
+	struct iq_diag d;
+	assert_int_equal(load(&rs, "{\"id\":\"p\",\"signals\":[],\"questions\":[{\"id\":\"r\","
+			      "\"sql\":\"SELECT count(*) FROM records; SELECT 2\"}]}", &d), 0);
+	assert_int_equal(rs.npacks, 1);
 	iq_rules_release(&rs);
 }
 
@@ -372,6 +403,84 @@ static void test_shipped_packs_lint_clean_and_detectors_known(void **state)
 	iq_rules_release(&rs);
 }
 
+/* What iq_rules_limit_hits reported, one "file:line:col pack/signal N
+ * first|msg" per hit. */
+struct limits {
+	int n;
+	char log[1024];
+};
+
+static void on_limit(void *u, const struct iq_limit_hit *lh)
+{
+	struct limits *l = u;
+	size_t len = strlen(l->log);
+	snprintf(l->log + len, sizeof l->log - len, "%s:%d:%d %s/%s %ld %s|%s\n", lh->file, lh->line,
+		 lh->col, lh->pack, lh->signal, lh->lines, lh->first, lh->msg);
+	l->n++;
+}
+
+static void test_pcre2_limit_hits_counted_per_signal(void **state)
+{
+	(void)state;
+	struct iq_ruleset rs;
+	struct iq_diag d;
+	iq_rules_init(&rs);
+	assert_int_equal(load(&rs,
+			      "{\"id\":\"p\",\"signals\":[\n"
+			      "{\"id\":\"ok\",\"patterns\":[\"hello\"]},\n"
+			      "{\"id\":\"bt\",\"patterns\":[\"zzz\",\n"
+			      "    \"(a+)+$\", \"(a|aa)+$\"]},\n"
+			      "{\"id\":\"ex\",\"patterns\":[\"a\"],\"exceptions\":[\"(a+)+$\"]}]}",
+			      &d), 0);
+	/* a shared signal that backtracks, referenced by two packs */
+	assert_int_equal(load(&rs, "{\"id\":\"common\",\"kind\":\"shared\",\"signals\":"
+			      "[{\"id\":\"oom\",\"patterns\":[\"(a|aa)+$\"]}]}", &d), 0);
+	assert_int_equal(load(&rs, "{\"id\":\"q\",\"signals\":[{\"ref\":\"common/oom\"}]}", &d), 0);
+	assert_int_equal(load(&rs, "{\"id\":\"r\",\"signals\":[{\"ref\":\"common/oom\"}]}", &d), 0);
+	char bad[5003];
+	memset(bad, 'a', 5001);
+	bad[5001] = 'b';
+	bad[5002] = '\0';
+	struct iq_record r;
+	iq_record_init(&r, IQ_KIND_LOG);
+	iq_rules_set_source(&rs, "b.tgz!app.log");
+	struct hits h = {0};
+	long lines[] = {3, 5, 7};
+	const char *texts[] = {bad, "hello aaab", bad};
+	for (int i = 0; i < 3; i++) {
+		r.line = lines[i];
+		r.text = iq_str_make(texts[i], strlen(texts[i]));
+		assert_int_equal(iq_rules_match(&rs, &r, on_hits, &h), 0);
+	}
+	/* the undecided exception does not cancel "ex"; "bt" and the shared
+	 * signal never match */
+	assert_string_equal(h.log, "p/ex{};p/ok{};p/ex{};p/ex{};");
+	iq_rules_set_source(&rs, NULL);
+	struct limits l = {0};
+	assert_int_equal(iq_rules_limit_hits(&rs, on_limit, &l, 0), 3);
+	assert_string_equal(l.log,
+			    /* once per record, both limits named, the first regex placed */
+			    "t.json:4:5 p/bt 2 b.tgz!app.log:3|signal 'bt': PCRE2 match and depth limits hit"
+			    " on 2 lines (first: b.tgz!app.log:3)\n"
+			    "t.json:5:43 p/ex 2 b.tgz!app.log:3|signal 'ex': PCRE2 match limit hit on 2 lines"
+			    " (first: b.tgz!app.log:3)\n"
+			    /* counted once per record on the shared signal, not per pack;
+			     * the JIT runs out of stack, the interpreter into the depth limit */
+			    "t.json:1:67 common/oom 2 b.tgz!app.log:3|signal 'oom': PCRE2 depth limit hit on 2"
+			    " lines (first: b.tgz!app.log:3)\n");
+	/* reset: counted afresh, and a record without a source says no file */
+	assert_int_equal(iq_rules_limit_hits(&rs, NULL, NULL, 1), 3);
+	assert_int_equal(iq_rules_limit_hits(&rs, NULL, NULL, 0), 0);
+	r.line = 9;
+	r.text = iq_str_make(bad, strlen(bad));
+	memset(&h, 0, sizeof h);
+	assert_int_equal(iq_rules_match(&rs, &r, on_hits, &h), 0);
+	memset(&l, 0, sizeof l);
+	assert_int_equal(iq_rules_limit_hits(&rs, on_limit, &l, 1), 3);
+	assert_non_null(strstr(l.log, "p/bt 1 |signal 'bt': PCRE2 match and depth limits hit on 1 line\n"));
+	iq_rules_release(&rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -389,6 +498,7 @@ int main(void)
 		cmocka_unit_test(test_question_sql_must_be_read_only),
 		cmocka_unit_test(test_verdict_language),
 		cmocka_unit_test(test_shipped_packs_lint_clean_and_detectors_known),
+		cmocka_unit_test(test_pcre2_limit_hits_counted_per_signal),
 	};
 	return cmocka_run_group_tests_name("rules", tests, NULL, NULL);
 }

@@ -220,7 +220,8 @@ int det_boundaries(struct det *x)
 	json_array_append_new(b, h);
 	json_array_append_new(b, det_flood(x));
 	json_object_set_new(x->pat, "boundaries", b);
-	x->f.xid = det_scalar(x, "SELECT count(*) FROM records WHERE kind IN ('kernel', 'log')"
-			      " AND text LIKE '%NVRM: Xid%'", 0) > 0;
+	/* Xid lines are tagged at ingest by the gpu-hardware-fault pack's
+	 * gpu-xid signal (a built-in pack, always loaded) */
+	x->f.xid = det_scalar(x, "SELECT EXISTS (SELECT 1 FROM signal_matches WHERE signal = 'gpu-xid')", 0) > 0;
 	return 0;
 }

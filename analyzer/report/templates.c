@@ -1,9 +1,11 @@
 /* templates.c: the unexplained-errors appendix. Error and warning records
  * that no signal explained are masked into templates (Drain-style: the
  * variable tokens replaced by placeholders) and counted in a bounded hash
- * table while the query streams, so that what the rules do not know yet
- * is still seen. */
+ * table during one read of the records (which also counts their time
+ * sources for the coverage section), so that what the rules do not know
+ * yet is still seen. iq_tpl_sql says in SQL what the read selects. */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,24 +219,19 @@ static uint32_t fnv(const char *s)
 	return h;
 }
 
-static const char *col(sqlite3_stmt *q, int i)
-{
-	const char *t = (const char *)sqlite3_column_text(q, i);
-	return t ? t : "";
-}
-
-static void add_row(struct table *t, sqlite3_stmt *q)
+/* One record of the appendix: text is what substr(text, 1, 2000) gives. */
+static void add_row(struct table *t, int has_ts, int64_t ts, const char *node, const char *text,
+		    const char *file, long long line)
 {
 	char key[TPL_KEY];
-	const char *text = col(q, 2);
 	iq_tpl_mask(text, strlen(text), key, sizeof key);
 	t->records++;
 	uint32_t h = fnv(key) & (TPL_SLOTS - 1);
 	while (t->slot[h] && strcmp(t->slot[h]->key, key) != 0)
 		h = (h + 1) & (TPL_SLOTS - 1);
 	struct tpl *e = t->slot[h];
-	int has_ts = sqlite3_column_type(q, 0) != SQLITE_NULL;
-	int64_t ts = has_ts ? sqlite3_column_int64(q, 0) : IQ_TIME_NONE;
+	if (!has_ts)
+		ts = IQ_TIME_NONE;
 	if (!e) {
 		if (t->n >= TPL_CAP) {
 			t->overflow++;
@@ -259,11 +256,10 @@ static void add_row(struct table *t, sqlite3_stmt *q)
 		free(e->example);
 		free(e->file);
 		e->example = iq_xstrndup(text, strnlen(text, 400));
-		e->file = iq_xstrdup(col(q, 3));
-		e->line = sqlite3_column_int64(q, 4);
+		e->file = iq_xstrdup(file);
+		e->line = line;
 		e->example_ts = ts;
 	}
-	const char *node = col(q, 1);
 	if (*node) {
 		int seen = 0;
 		for (int i = 0; i < e->nnodes; i++)
@@ -273,6 +269,294 @@ static void add_row(struct table *t, sqlite3_stmt *q)
 		else if (!seen)
 			e->more_nodes = 1;
 	}
+}
+
+/* ---- the filter of iq_tpl_sql, in C ---- */
+
+/* severity IN ('ERROR', 'WARN', ...) of iq_tpl_sql. */
+static int error_severity(const char *s, size_t n)
+{
+	static const char *const by_first[][4] = {
+		{"ERROR", "E", "Error", NULL}, {"WARN", "WARNING", "W", "Warning"}, {"error", "err", NULL, NULL},
+		{"CRITICAL", NULL, NULL, NULL}, {"FATAL", "F", NULL, NULL}, {"warning", NULL, NULL, NULL},
+		{"fatal", NULL, NULL, NULL}, {"critical", "crit", NULL, NULL},
+	};
+	static const char first[] = "EWeCFwfc";
+	if (!s || !n || n > 8)
+		return 0;
+	const char *f = strchr(first, s[0]);
+	if (!f || !*f)
+		return 0;
+	for (int i = 0; i < 4 && by_first[f - first][i]; i++)
+		if (strlen(by_first[f - first][i]) == n && memcmp(by_first[f - first][i], s, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* The words of iq_tpl_sql's LIKEs, lower case, and the offset of the
+ * byte the vector test pairs with the first. */
+static const struct {
+	const char *w;
+	size_t len, far;
+} words[] = {
+	{"error", 5, 4}, {"exception", 9, 8}, {"traceback", 9, 8}, {"fatal", 5, 4},
+	{"panic", 5, 4}, {"failed", 6, 5}, {"refused", 7, 6}, {"timed out", 9, 8},
+};
+
+/* Is one of the words at s (n bytes left), ASCII case folded as LIKE does? */
+static int word_at(const unsigned char *s, size_t n)
+{
+	for (size_t k = 0; k < IQ_ARRAY_LEN(words); k++) {
+		size_t l = words[k].len, i = 0;
+		if (l > n || (s[0] | 0x20) != (unsigned char)words[k].w[0])
+			continue;
+		while (i < l && (s[i] < 0x80 ? (unsigned char)tolower(s[i]) : s[i]) == (unsigned char)words[k].w[i])
+			i++;
+		if (i == l)
+			return 1;
+	}
+	return 0;
+}
+
+typedef unsigned char v16 __attribute__((vector_size(16)));
+
+static v16 load16(const unsigned char *p)
+{
+	v16 v;
+	memcpy(&v, p, sizeof v);
+	return v | (unsigned char)0x20;
+}
+
+static v16 splat(unsigned char c)
+{
+	v16 v;
+	memset(&v, c, sizeof v);
+	return v;
+}
+
+/* Candidate positions among the sixteen at b (which has 24 readable
+ * bytes): a word's first two letters there and its last letter "far"
+ * bytes on (all folded with 0x20). One byte per position, nonzero for a
+ * candidate; returns whether there is any. */
+static int candidates(const unsigned char *b, unsigned char out[16])
+{
+	const v16 A = splat('a'), C = splat('c'), D = splat('d'), E = splat('e'), F = splat('f');
+	const v16 I = splat('i'), K = splat('k'), L = splat('l'), N = splat('n'), P = splat('p');
+	const v16 R = splat('r'), T = splat('t'), X = splat('x');
+	v16 v0 = load16(b), v1 = load16(b + 1), v4 = load16(b + 4), v5 = load16(b + 5);
+	v16 v6 = load16(b + 6), v8 = load16(b + 8);
+	v16 m = (v16)((v0 == E) & (((v1 == R) & (v4 == R)) | ((v1 == X) & (v8 == N)))) |
+		(v16)((v0 == T) & (((v1 == R) & (v8 == K)) | ((v1 == I) & (v8 == T)))) |
+		(v16)((v0 == F) & (v1 == A) & ((v4 == L) | (v5 == D))) |
+		(v16)((v0 == P) & (v1 == A) & (v4 == C)) |
+		(v16)((v0 == R) & (v1 == E) & (v6 == D));
+	uint64_t lo, hi;
+	memcpy(&lo, &m, 8);
+	memcpy(&hi, (const char *)&m + 8, 8);
+	memcpy(out, &m, 16);
+	return (lo | hi) != 0;
+}
+
+/* Does s (n bytes) hold one of the words? Sixteen positions at a time
+ * (the last ones from a zero-padded copy: a zero byte is no letter), the
+ * candidates checked one by one. */
+static int has_word(const unsigned char *s, size_t n)
+{
+	unsigned char m[16];
+	size_t i = 0;
+	for (; i + 24 <= n; i += 16)
+		if (candidates(s + i, m))
+			for (size_t j = 0; j < 16; j++)
+				if (m[j] && word_at(s + i + j, n - i - j))
+					return 1;
+	unsigned char pad[48] = {0};
+	memcpy(pad, s + i, n - i);
+	for (size_t k = 0; k < n - i; k += 16)
+		if (candidates(pad + k, m))
+			for (size_t j = 0; j < 16 && k + j < n - i; j++)
+				if (m[j] && word_at(s + i + k + j, n - i - k - j))
+					return 1;
+	return 0;
+}
+
+/* r.text LIKE '%error%' OR ... : LIKE reads the text up to its first NUL. */
+static int error_words(const char *text, size_t n)
+{
+	const char *z = memchr(text, '\0', n);
+	return has_word((const unsigned char *)text, z ? (size_t)(z - text) : n);
+}
+
+static int kind_of_text(const unsigned char *k)
+{
+	return k && ((k[0] == 'l' && strcmp((const char *)k, "log") == 0) ||
+		     (k[0] == 'k' && strcmp((const char *)k, "kernel") == 0) ||
+		     (k[0] == 'e' && strcmp((const char *)k, "event") == 0));
+}
+
+struct iq_tpl_scan {
+	struct table *t;
+	struct {
+		char *how;
+		long long n;
+	} how[16];
+	size_t nhow;
+	int ok;
+	struct iq_store *s;
+	sqlite3 *own;             /* the read's connection, when it has one */
+	pthread_t th;
+	int threaded, done;
+};
+
+static int by_how(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* iq_tpl_row(ts_how, kind, severity, text): the filter of iq_tpl_sql but
+ * its NOT IN, as a function the scan's WHERE calls once per record (which
+ * is also where the records are counted by time source, so that the one
+ * read serves both). Only the records it keeps have their other columns
+ * read. */
+static void tpl_row(sqlite3_context *ctx, int argc, sqlite3_value **v)
+{
+	struct iq_tpl_scan *sc = sqlite3_user_data(ctx);
+	IQ_UNUSED(argc);
+	const unsigned char *how = sqlite3_value_text(v[0]);
+	if (how && !(how[0] == 'e' && strcmp((const char *)how, "explicit") == 0)) {
+		size_t k = 0;
+		while (k < sc->nhow && strcmp(sc->how[k].how, (const char *)how) != 0)
+			k++;
+		if (k == sc->nhow && k < IQ_ARRAY_LEN(sc->how)) {
+			sc->how[k].how = iq_xstrdup((const char *)how);
+			sc->how[k].n = 0;
+			sc->nhow++;
+		}
+		if (k < sc->nhow)
+			sc->how[k].n++;
+	}
+	const char *sev = (const char *)sqlite3_value_text(v[2]);
+	int keep = sev && error_severity(sev, (size_t)sqlite3_value_bytes(v[2]));
+	if (!keep && kind_of_text(sqlite3_value_text(v[1]))) {
+		const char *text = (const char *)sqlite3_value_text(v[3]);
+		keep = text && error_words(text, (size_t)sqlite3_value_bytes(v[3]));
+	}
+	sqlite3_result_int(ctx, keep);
+}
+
+/* The read itself, on db (sc->own, or the store's connection). */
+static void scan_run(struct iq_tpl_scan *sc, sqlite3 *db)
+{
+	sqlite3_stmt *fq = NULL, *q = NULL;
+	char **paths = NULL;
+	size_t npaths = 0;
+	if (sqlite3_create_function(db, "iq_tpl_row", 4, SQLITE_UTF8, sc, tpl_row, NULL, NULL) != SQLITE_OK)
+		return;
+	if (sqlite3_prepare_v2(db, "SELECT id, path FROM files ORDER BY id", -1, &fq, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT r.ts, r.node, substr(r.text, 1, 2000), r.file_id, r.line FROM records r"
+			       " WHERE iq_tpl_row(r.ts_how, r.kind, r.severity, r.text)"
+			       " AND r.id NOT IN (SELECT record_id FROM signal_matches) ORDER BY r.id",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto done;
+	while (sqlite3_step(fq) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(fq, 0);
+		if (id < 0 || id > (int64_t)1 << 24)
+			continue;
+		if ((size_t)id >= npaths) {
+			size_t nn = (size_t)id + 64;
+			paths = iq_xrealloc(paths, nn * sizeof *paths);
+			memset(paths + npaths, 0, (nn - npaths) * sizeof *paths);
+			npaths = nn;
+		}
+		paths[id] = iq_xstrdup((const char *)sqlite3_column_text(fq, 1));
+	}
+	int rc;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		const char *text = (const char *)sqlite3_column_text(q, 2);
+		const char *node = (const char *)sqlite3_column_text(q, 1);
+		int64_t fid = sqlite3_column_int64(q, 3);
+		const char *file = fid >= 0 && (size_t)fid < npaths && paths[fid] ? paths[fid] : "";
+		add_row(sc->t, sqlite3_column_type(q, 0) != SQLITE_NULL, sqlite3_column_int64(q, 0),
+			node ? node : "", text ? text : "", file, sqlite3_column_int64(q, 4));
+	}
+	sc->ok = rc == SQLITE_DONE;
+	/* in the order of "GROUP BY ts_how ORDER BY ts_how" */
+	qsort(sc->how, sc->nhow, sizeof sc->how[0], by_how);
+done:
+	sqlite3_finalize(fq);
+	sqlite3_finalize(q);
+	for (size_t i = 0; i < npaths; i++)
+		free(paths[i]);
+	free(paths);
+	sqlite3_create_function(db, "iq_tpl_row", 4, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+}
+
+static void *scan_thread(void *u)
+{
+	struct iq_tpl_scan *sc = u;
+	scan_run(sc, sc->own);
+	return NULL;
+}
+
+struct iq_tpl_scan *iq_tpl_scan_start(struct iq_store *s)
+{
+	struct iq_tpl_scan *sc = iq_xcalloc(1, sizeof *sc);
+	sc->t = iq_xcalloc(1, sizeof *sc->t);
+	sc->s = s;
+	/* a connection of its own (without the API mutex: one thread uses
+	 * it) lets the read run beside the rest of the report */
+	const char *fn = sqlite3_db_filename(iq_store_db(s), "main");
+	if (fn && *fn &&
+	    sqlite3_open_v2(fn, &sc->own, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		sqlite3_close(sc->own);
+		sc->own = NULL;
+	}
+	if (sc->own && pthread_create(&sc->th, NULL, scan_thread, sc) == 0)
+		sc->threaded = 1;
+	return sc;
+}
+
+void iq_tpl_scan_wait(struct iq_tpl_scan *sc)
+{
+	if (sc->done)
+		return;
+	if (sc->threaded)
+		pthread_join(sc->th, NULL);
+	else
+		scan_run(sc, sc->own ? sc->own : iq_store_db(sc->s));
+	sc->done = 1;
+}
+
+size_t iq_tpl_scan_ts_how(struct iq_tpl_scan *sc, size_t i, const char **how, long long *n)
+{
+	if (sc)
+		iq_tpl_scan_wait(sc);
+	if (!sc || i >= sc->nhow)
+		return sc ? sc->nhow : 0;
+	*how = sc->how[i].how;
+	*n = sc->how[i].n;
+	return sc->nhow;
+}
+
+void iq_tpl_scan_free(struct iq_tpl_scan *sc)
+{
+	if (!sc)
+		return;
+	iq_tpl_scan_wait(sc);
+	if (sc->own)
+		sqlite3_close(sc->own);
+	for (size_t i = 0; i < TPL_SLOTS; i++) {
+		struct tpl *e = sc->t->slot[i];
+		if (!e)
+			continue;
+		free(e->key);
+		free(e->example);
+		free(e->file);
+		free(e);
+	}
+	for (size_t i = 0; i < sc->nhow; i++)
+		free(sc->how[i].how);
+	free(sc->t);
+	free(sc);
 }
 
 static int by_count(const void *a, const void *b)
@@ -291,21 +575,18 @@ static void time_cell(FILE *out, int64_t t)
 	fputs(t == IQ_TIME_NONE ? "–" : iq_time_fmt_ms(t, b), out);
 }
 
-void iq_tpl_appendix(FILE *out, struct iq_store *s, const char *lang)
+void iq_tpl_appendix(FILE *out, struct iq_tpl_scan *sc, const char *lang)
 {
+	if (sc)
+		iq_tpl_scan_wait(sc);
 	fprintf(out, "## %s\n\n", iq_msg(lang, "h.unexplained"));
-	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(iq_store_db(s), iq_tpl_sql, -1, &q, NULL) != SQLITE_OK) {
+	if (!sc || !sc->ok) {
 		fprintf(out, "_%s_\n\n", iq_msg(lang, "tpl.dberror"));
 		return;
 	}
-	struct table *t = iq_xcalloc(1, sizeof *t);
-	while (sqlite3_step(q) == SQLITE_ROW)
-		add_row(t, q);
-	sqlite3_finalize(q);
+	const struct table *t = sc->t;
 	if (!t->n) {
 		fprintf(out, "%s\n\n", iq_msg(lang, "tpl.none"));
-		free(t);
 		return;
 	}
 	struct tpl **all = iq_xmalloc(t->n * sizeof *all);
@@ -346,12 +627,5 @@ void iq_tpl_appendix(FILE *out, struct iq_store *s, const char *lang)
 		fputs(" |\n", out);
 	}
 	fputc('\n', out);
-	for (size_t i = 0; i < n; i++) {
-		free(all[i]->key);
-		free(all[i]->example);
-		free(all[i]->file);
-		free(all[i]);
-	}
 	free(all);
-	free(t);
 }

@@ -131,6 +131,12 @@ size_t iq_tpl_scan_ts_how(struct iq_tpl_scan *sc, size_t i, const char **how, lo
  * explained, grouped into templates (bounded memory), the top ones as a
  * table. */
 void iq_tpl_appendix(FILE *out, struct iq_tpl_scan *sc, const char *lang);
+/* How many records the read kept (and, in *overflow when not NULL, how
+ * many of them fell outside the templates kept). */
+long iq_tpl_scan_records(struct iq_tpl_scan *sc, long *overflow);
+/* Every template of the read, one a line with all it holds, in the
+ * appendix's order (for tests: the appendix shows the first few only). */
+void iq_tpl_dump(FILE *out, struct iq_tpl_scan *sc);
 /* The SQL that selects those records (for the reproduce section). */
 extern const char iq_tpl_sql[];
 

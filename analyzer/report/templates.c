@@ -203,6 +203,7 @@ struct tpl {
 	char *example, *file;
 	long long line;
 	int64_t example_ts;
+	size_t seq;               /* the order the table met it in */
 };
 
 struct table {
@@ -241,8 +242,8 @@ static void add_row(struct table *t, int has_ts, int64_t ts, const char *node, c
 		e->key = iq_xstrdup(key);
 		e->first = e->last = IQ_TIME_NONE;
 		e->example_ts = IQ_TIME_NONE;
+		e->seq = t->n++;
 		t->slot[h] = e;
-		t->n++;
 	}
 	e->count++;
 	if (has_ts) {
@@ -393,7 +394,14 @@ static int kind_of_text(const unsigned char *k)
 		     (k[0] == 'e' && strcmp((const char *)k, "event") == 0));
 }
 
-struct iq_tpl_scan {
+static int by_how(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One part of the read: a range of record ids, on a connection of its
+ * own, into a table of its own. */
+struct part {
 	struct table *t;
 	struct {
 		char *how;
@@ -401,16 +409,19 @@ struct iq_tpl_scan {
 	} how[16];
 	size_t nhow;
 	int ok;
-	struct iq_store *s;
-	sqlite3 *own;             /* the read's connection, when it has one */
+	sqlite3 *db;              /* owned when own is set */
+	int own;
+	int64_t lo, hi;           /* ids lo..hi */
 	pthread_t th;
-	int threaded, done;
+	int threaded;
 };
 
-static int by_how(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
+struct iq_tpl_scan {
+	struct iq_store *s;
+	struct part part[2];
+	size_t nparts;
+	int done;
+};
 
 /* iq_tpl_row(ts_how, kind, severity, text): the filter of iq_tpl_sql but
  * its NOT IN, as a function the scan's WHERE calls once per record (which
@@ -419,7 +430,7 @@ static int by_how(const void *a, const void *b)
  * read. */
 static void tpl_row(sqlite3_context *ctx, int argc, sqlite3_value **v)
 {
-	struct iq_tpl_scan *sc = sqlite3_user_data(ctx);
+	struct part *sc = sqlite3_user_data(ctx);
 	IQ_UNUSED(argc);
 	const unsigned char *how = sqlite3_value_text(v[0]);
 	if (how && !(how[0] == 'e' && strcmp((const char *)how, "explicit") == 0)) {
@@ -443,17 +454,19 @@ static void tpl_row(sqlite3_context *ctx, int argc, sqlite3_value **v)
 	sqlite3_result_int(ctx, keep);
 }
 
-/* The read itself, on db (sc->own, or the store's connection). */
-static void scan_run(struct iq_tpl_scan *sc, sqlite3 *db)
+/* Reads the records lo..hi of part p into table t (its own, or another
+ * part's when a read is done again). */
+static void part_run(struct part *p, struct table *t)
 {
+	sqlite3 *db = p->db;
 	sqlite3_stmt *fq = NULL, *q = NULL;
 	char **paths = NULL;
 	size_t npaths = 0;
-	if (sqlite3_create_function(db, "iq_tpl_row", 4, SQLITE_UTF8, sc, tpl_row, NULL, NULL) != SQLITE_OK)
+	if (sqlite3_create_function(db, "iq_tpl_row", 4, SQLITE_UTF8, p, tpl_row, NULL, NULL) != SQLITE_OK)
 		return;
 	if (sqlite3_prepare_v2(db, "SELECT id, path FROM files ORDER BY id", -1, &fq, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT r.ts, r.node, substr(r.text, 1, 2000), r.file_id, r.line FROM records r"
-			       " WHERE iq_tpl_row(r.ts_how, r.kind, r.severity, r.text)"
+			       " WHERE r.id BETWEEN ?1 AND ?2 AND iq_tpl_row(r.ts_how, r.kind, r.severity, r.text)"
 			       " AND r.id NOT IN (SELECT record_id FROM signal_matches) ORDER BY r.id",
 			       -1, &q, NULL) != SQLITE_OK)
 		goto done;
@@ -469,18 +482,18 @@ static void scan_run(struct iq_tpl_scan *sc, sqlite3 *db)
 		}
 		paths[id] = iq_xstrdup((const char *)sqlite3_column_text(fq, 1));
 	}
+	sqlite3_bind_int64(q, 1, p->lo);
+	sqlite3_bind_int64(q, 2, p->hi);
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		const char *text = (const char *)sqlite3_column_text(q, 2);
 		const char *node = (const char *)sqlite3_column_text(q, 1);
 		int64_t fid = sqlite3_column_int64(q, 3);
 		const char *file = fid >= 0 && (size_t)fid < npaths && paths[fid] ? paths[fid] : "";
-		add_row(sc->t, sqlite3_column_type(q, 0) != SQLITE_NULL, sqlite3_column_int64(q, 0),
+		add_row(t, sqlite3_column_type(q, 0) != SQLITE_NULL, sqlite3_column_int64(q, 0),
 			node ? node : "", text ? text : "", file, sqlite3_column_int64(q, 4));
 	}
-	sc->ok = rc == SQLITE_DONE;
-	/* in the order of "GROUP BY ts_how ORDER BY ts_how" */
-	qsort(sc->how, sc->nhow, sizeof sc->how[0], by_how);
+	p->ok = rc == SQLITE_DONE;
 done:
 	sqlite3_finalize(fq);
 	sqlite3_finalize(q);
@@ -490,62 +503,17 @@ done:
 	sqlite3_create_function(db, "iq_tpl_row", 4, SQLITE_UTF8, NULL, NULL, NULL, NULL);
 }
 
-static void *scan_thread(void *u)
+static void *part_thread(void *u)
 {
-	struct iq_tpl_scan *sc = u;
-	scan_run(sc, sc->own);
+	struct part *p = u;
+	part_run(p, p->t);
 	return NULL;
 }
 
-struct iq_tpl_scan *iq_tpl_scan_start(struct iq_store *s)
+static void table_free(struct table *t)
 {
-	struct iq_tpl_scan *sc = iq_xcalloc(1, sizeof *sc);
-	sc->t = iq_xcalloc(1, sizeof *sc->t);
-	sc->s = s;
-	/* a connection of its own (without the API mutex: one thread uses
-	 * it) lets the read run beside the rest of the report */
-	const char *fn = sqlite3_db_filename(iq_store_db(s), "main");
-	if (fn && *fn &&
-	    sqlite3_open_v2(fn, &sc->own, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		sqlite3_close(sc->own);
-		sc->own = NULL;
-	}
-	if (sc->own && pthread_create(&sc->th, NULL, scan_thread, sc) == 0)
-		sc->threaded = 1;
-	return sc;
-}
-
-void iq_tpl_scan_wait(struct iq_tpl_scan *sc)
-{
-	if (sc->done)
-		return;
-	if (sc->threaded)
-		pthread_join(sc->th, NULL);
-	else
-		scan_run(sc, sc->own ? sc->own : iq_store_db(sc->s));
-	sc->done = 1;
-}
-
-size_t iq_tpl_scan_ts_how(struct iq_tpl_scan *sc, size_t i, const char **how, long long *n)
-{
-	if (sc)
-		iq_tpl_scan_wait(sc);
-	if (!sc || i >= sc->nhow)
-		return sc ? sc->nhow : 0;
-	*how = sc->how[i].how;
-	*n = sc->how[i].n;
-	return sc->nhow;
-}
-
-void iq_tpl_scan_free(struct iq_tpl_scan *sc)
-{
-	if (!sc)
-		return;
-	iq_tpl_scan_wait(sc);
-	if (sc->own)
-		sqlite3_close(sc->own);
-	for (size_t i = 0; i < TPL_SLOTS; i++) {
-		struct tpl *e = sc->t->slot[i];
+	for (size_t i = 0; t && i < TPL_SLOTS; i++) {
+		struct tpl *e = t->slot[i];
 		if (!e)
 			continue;
 		free(e->key);
@@ -553,10 +521,184 @@ void iq_tpl_scan_free(struct iq_tpl_scan *sc)
 		free(e->file);
 		free(e);
 	}
-	for (size_t i = 0; i < sc->nhow; i++)
-		free(sc->how[i].how);
-	free(sc->t);
-	free(sc);
+	free(t);
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct tpl *x = *(struct tpl *const *)a, *y = *(struct tpl *const *)b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Adds table b, read after table a, to a: what reading b's records into a
+ * would have given, b's templates taken in the order b met them. b must
+ * not have overflowed (its rows of a dropped template could belong to one
+ * of a's). Empties b. */
+static void table_merge(struct table *a, struct table *b)
+{
+	struct tpl **bs = iq_xmalloc((b->n ? b->n : 1) * sizeof *bs);
+	size_t n = 0;
+	for (size_t i = 0; i < TPL_SLOTS; i++)
+		if (b->slot[i]) {
+			bs[n++] = b->slot[i];
+			b->slot[i] = NULL;
+		}
+	qsort(bs, n, sizeof *bs, by_seq);
+	a->records += b->records;
+	for (size_t k = 0; k < n; k++) {
+		struct tpl *y = bs[k];
+		uint32_t h = fnv(y->key) & (TPL_SLOTS - 1);
+		while (a->slot[h] && strcmp(a->slot[h]->key, y->key) != 0)
+			h = (h + 1) & (TPL_SLOTS - 1);
+		struct tpl *x = a->slot[h];
+		if (!x) {
+			if (a->n >= TPL_CAP) {
+				a->overflow += y->count;
+				free(y->key);
+				free(y->example);
+				free(y->file);
+				free(y);
+				continue;
+			}
+			y->seq = a->n++;
+			a->slot[h] = y;
+			continue;
+		}
+		x->count += y->count;
+		if (y->first != IQ_TIME_NONE && (x->first == IQ_TIME_NONE || y->first < x->first))
+			x->first = y->first;
+		if (y->last != IQ_TIME_NONE && (x->last == IQ_TIME_NONE || y->last > x->last))
+			x->last = y->last;
+		if (y->example_ts != IQ_TIME_NONE && (x->example_ts == IQ_TIME_NONE || y->example_ts < x->example_ts)) {
+			free(x->example);
+			free(x->file);
+			x->example = y->example;
+			x->file = y->file;
+			x->line = y->line;
+			x->example_ts = y->example_ts;
+			y->example = y->file = NULL;
+		}
+		for (int i = 0; i < y->nnodes; i++) {
+			int seen = 0;
+			for (int j = 0; j < x->nnodes; j++)
+				seen |= strcmp(x->nodes[j], y->nodes[i]) == 0;
+			if (!seen && x->nnodes < TPL_NODES)
+				snprintf(x->nodes[x->nnodes++], sizeof x->nodes[0], "%s", y->nodes[i]);
+			else if (!seen)
+				x->more_nodes = 1;
+		}
+		x->more_nodes |= y->more_nodes;
+		free(y->key);
+		free(y->example);
+		free(y->file);
+		free(y);
+	}
+	b->n = 0;
+	free(bs);
+}
+
+static sqlite3 *open_own(const char *fn)
+{
+	sqlite3 *db = NULL;
+	if (sqlite3_open_v2(fn, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK)
+		return db;
+	sqlite3_close(db);
+	return NULL;
+}
+
+struct iq_tpl_scan *iq_tpl_scan_start(struct iq_store *s)
+{
+	struct iq_tpl_scan *sc = iq_xcalloc(1, sizeof *sc);
+	sc->s = s;
+	sqlite3 *db = iq_store_db(s);
+	int64_t lo = 0, hi = -1;
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(db, "SELECT min(id), max(id) FROM records", -1, &q, NULL) == SQLITE_OK) {
+		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+			lo = sqlite3_column_int64(q, 0);
+			hi = sqlite3_column_int64(q, 1);
+		}
+		sqlite3_finalize(q);
+	}
+	/* Two halves of the ids, each in a thread on a connection of its own
+	 * (without the API mutex: one thread uses it), while the rest of the
+	 * report is written; merged in order afterwards. Without a database
+	 * file, one part on the store's connection, read when waited for. */
+	const char *fn = sqlite3_db_filename(db, "main");
+	sqlite3 *c0 = fn && *fn ? open_own(fn) : NULL;
+	sqlite3 *c1 = c0 && hi - lo >= 1024 ? open_own(fn) : NULL;
+	sc->nparts = c1 ? 2 : 1;
+	for (size_t i = 0; i < sc->nparts; i++) {
+		struct part *p = &sc->part[i];
+		p->t = iq_xcalloc(1, sizeof *p->t);
+		p->db = i ? c1 : c0 ? c0 : db;
+		p->own = i ? 1 : c0 != NULL;
+		p->lo = i ? lo + (hi - lo) / 2 + 1 : lo;
+		p->hi = sc->nparts == 2 && !i ? lo + (hi - lo) / 2 : hi;
+		if (p->own && pthread_create(&p->th, NULL, part_thread, p) == 0)
+			p->threaded = 1;
+	}
+	return sc;
+}
+
+void iq_tpl_scan_wait(struct iq_tpl_scan *sc)
+{
+	if (sc->done)
+		return;
+	sc->done = 1;
+	for (size_t i = 0; i < sc->nparts; i++) {
+		struct part *p = &sc->part[i];
+		if (p->threaded)
+			pthread_join(p->th, NULL);
+		else
+			part_run(p, p->t);
+	}
+	if (sc->nparts == 2) {
+		struct part *a = &sc->part[0], *b = &sc->part[1];
+		if (b->t->overflow) {
+			/* the second half met more templates than a table holds: read
+			 * it again into the first one, as one read would have */
+			table_free(b->t);
+			b->t = iq_xcalloc(1, sizeof *b->t);
+			b->nhow = 0;
+			for (size_t k = 0; k < IQ_ARRAY_LEN(b->how); k++) {
+				free(b->how[k].how);
+				b->how[k].how = NULL;
+			}
+			part_run(b, a->t);
+		} else {
+			table_merge(a->t, b->t);
+		}
+		a->ok = a->ok && b->ok;
+		for (size_t k = 0; k < b->nhow; k++) {
+			size_t j = 0;
+			while (j < a->nhow && strcmp(a->how[j].how, b->how[k].how) != 0)
+				j++;
+			if (j == a->nhow && j < IQ_ARRAY_LEN(a->how)) {
+				a->how[j].how = iq_xstrdup(b->how[k].how);
+				a->how[j].n = 0;
+				a->nhow++;
+			}
+			if (j < a->nhow)
+				a->how[j].n += b->how[k].n;
+		}
+	}
+	struct part *a = &sc->part[0];
+	/* in the order of "GROUP BY ts_how ORDER BY ts_how" */
+	qsort(a->how, a->nhow, sizeof a->how[0], by_how);
+}
+
+size_t iq_tpl_scan_ts_how(struct iq_tpl_scan *sc, size_t i, const char **how, long long *n)
+{
+	if (!sc)
+		return 0;
+	iq_tpl_scan_wait(sc);
+	const struct part *a = &sc->part[0];
+	if (i >= a->nhow)
+		return a->nhow;
+	*how = a->how[i].how;
+	*n = a->how[i].n;
+	return a->nhow;
 }
 
 static int by_count(const void *a, const void *b)
@@ -567,6 +709,52 @@ static int by_count(const void *a, const void *b)
 	if (x->first != y->first)
 		return x->first < y->first ? -1 : 1;
 	return strcmp(x->key, y->key);
+}
+
+void iq_tpl_dump(FILE *out, struct iq_tpl_scan *sc)
+{
+	iq_tpl_scan_wait(sc);
+	const struct table *t = sc->part[0].t;
+	struct tpl **all = iq_xmalloc((t->n ? t->n : 1) * sizeof *all);
+	size_t n = 0;
+	for (size_t i = 0; i < TPL_SLOTS; i++)
+		if (t->slot[i])
+			all[n++] = t->slot[i];
+	qsort(all, n, sizeof *all, by_count);
+	fprintf(out, "records %ld overflow %ld templates %zu\n", t->records, t->overflow, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct tpl *e = all[i];
+		fprintf(out, "%ld %lld %lld %s:%lld %lld [", e->count, (long long)e->first, (long long)e->last,
+			e->file, e->line, (long long)e->example_ts);
+		for (int k = 0; k < e->nnodes; k++)
+			fprintf(out, "%s%s", k ? "," : "", e->nodes[k]);
+		fprintf(out, "%s] %s | %s\n", e->more_nodes ? ",..." : "", e->key, e->example);
+	}
+	free(all);
+}
+
+long iq_tpl_scan_records(struct iq_tpl_scan *sc, long *overflow)
+{
+	iq_tpl_scan_wait(sc);
+	if (overflow)
+		*overflow = sc->part[0].t->overflow;
+	return sc->part[0].t->records;
+}
+
+void iq_tpl_scan_free(struct iq_tpl_scan *sc)
+{
+	if (!sc)
+		return;
+	iq_tpl_scan_wait(sc);
+	for (size_t i = 0; i < sc->nparts; i++) {
+		struct part *p = &sc->part[i];
+		if (p->own)
+			sqlite3_close(p->db);
+		table_free(p->t);
+		for (size_t k = 0; k < p->nhow; k++)
+			free(p->how[k].how);
+	}
+	free(sc);
 }
 
 static void time_cell(FILE *out, int64_t t)
@@ -580,11 +768,11 @@ void iq_tpl_appendix(FILE *out, struct iq_tpl_scan *sc, const char *lang)
 	if (sc)
 		iq_tpl_scan_wait(sc);
 	fprintf(out, "## %s\n\n", iq_msg(lang, "h.unexplained"));
-	if (!sc || !sc->ok) {
+	if (!sc || !sc->part[0].ok) {
 		fprintf(out, "_%s_\n\n", iq_msg(lang, "tpl.dberror"));
 		return;
 	}
-	const struct table *t = sc->t;
+	const struct table *t = sc->part[0].t;
 	if (!t->n) {
 		fprintf(out, "%s\n\n", iq_msg(lang, "tpl.none"));
 		return;

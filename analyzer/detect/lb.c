@@ -129,7 +129,24 @@ int det_surge(struct det *x)
 		    (double)m[i].fail >= min_ratio * (double)m[i].total)
 			start = end = (long)i;
 	}
-	for (size_t i = (size_t)(start + 1); start >= 0 && i < n; i++) {
+	/* The excursion's first minutes: the minutes right before that one
+	 * whose 5xx are clearly above the baseline before them (two or more,
+	 * and factor times its mean per minute and its ratio of requests) are
+	 * the surge's start: the first worker's in-flight requests fail
+	 * before the surge reaches min_count. One stray 5xx is not. */
+	while (start > 0 && m[start - 1].k == m[start].k - 1 && m[start - 1].fail >= 2) {
+		size_t i = (size_t)start - 1;
+		double base = 0, base_total = 0;
+		for (size_t j = i; j-- > 0 && (double)(m[i].k - m[j].k) <= baseline_s / win;) {
+			base += (double)m[j].fail;
+			base_total += (double)m[j].total;
+		}
+		double mean = base / (baseline_s / win), ratio = base_total > 0 ? base / base_total : 0;
+		if (!((double)m[i].fail > factor * mean && (double)m[i].fail > factor * ratio * (double)m[i].total))
+			break;
+		start = (long)i;
+	}
+	for (size_t i = (size_t)(end + 1); start >= 0 && i < n; i++) {
 		if ((double)(m[i].k - m[end].k) > gap_min + 1)
 			break;
 		if ((double)m[i].fail >= min_count && (double)m[i].fail >= min_ratio * (double)m[i].total)

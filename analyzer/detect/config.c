@@ -139,7 +139,7 @@ int det_conditions(struct det *x)
 	char d[512];
 
 	/* no-backpressure: the LB never answered 429 and nothing caps the queue */
-	long r429 = (long)det_scalar(x, "SELECT count(*) FROM http_requests WHERE status = 429", 0);
+	long r429 = x->http ? x->http->status_429_all : 0;
 	json_t *qcap = find(set, "max_concurrent_requests");
 	if (!qcap)
 		qcap = find(set, "max_queue_delay_microseconds");

@@ -131,9 +131,8 @@ static int cascade_pack(struct det *x)
 					   "sawtooth", "conditions", "questions", "impact", "recovery", "phases"};
 	for (size_t i = 0; i < IQ_ARRAY_LEN(keys); i++)
 		json_object_set_new(x->pat, keys[i], json_null());
-	x->f.container_logs = det_scalar(x, "SELECT count(*) FROM records WHERE kind = 'log' AND pod IS NOT NULL", 0);
 	int (*const steps[])(struct det *) = {
-		det_oom, det_crashloop, det_surge, det_sawtooth, det_cascade, det_boundaries,
+		det_oom, det_http, det_crashloop, det_surge, det_sawtooth, det_cascade, det_boundaries,
 		det_impact, det_recovery, det_conditions, det_questions, det_phases, det_verdict,
 	};
 	for (size_t i = 0; i < IQ_ARRAY_LEN(steps); i++) {
@@ -161,11 +160,26 @@ static int other_pack(struct det *x)
 		json_object_set_new(sj, "attributed_to", json_array());
 		json_array_append_new(b, sj);
 	}
-	x->f.container_logs = det_scalar(x, "SELECT count(*) FROM records WHERE kind = 'log' AND pod IS NOT NULL", 0);
 	return det_verdict_rules(x);
 }
 
-static int pack_findings(struct iq_store *s, const struct iq_pack *p, struct iq_diag *d)
+/* Does the bundle hold log lines from pod containers? pod >= '' is
+ * pod IS NOT NULL for a TEXT column, said so that the records_pod index
+ * serves it: the first log record with a pod ends the search. */
+static long container_logs(struct iq_store *s)
+{
+	sqlite3_stmt *q;
+	long n = 0;
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT EXISTS (SELECT 1 FROM records WHERE pod >= '' AND kind = 'log')",
+			       -1, &q, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(q) == SQLITE_ROW)
+		n = (long)sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return n;
+}
+
+static int pack_findings(struct iq_store *s, const struct iq_pack *p, long logs, struct iq_diag *d)
 {
 	struct det x;
 	memset(&x, 0, sizeof x);
@@ -176,6 +190,7 @@ static int pack_findings(struct iq_store *s, const struct iq_pack *p, struct iq_
 	x.d = d;
 	x.f.first_oom = IQ_TIME_NONE;
 	x.f.surge_start = x.f.surge_end = IQ_TIME_NONE;
+	x.f.container_logs = logs;
 	x.pat = json_object();
 	json_object_set_new(x.pat, "id", json_string(x.pack_id));
 	json_object_set_new(x.pat, "title", json_string(iq_pack_text(p, "title", "en")));
@@ -205,6 +220,7 @@ static int pack_findings(struct iq_store *s, const struct iq_pack *p, struct iq_
 		rc = store_findings(s, x.pack_id, json_string_value(json_object_get(x.pat, "verdict")), x.pat, d);
 	if (cascade && !json_object_get(x.pat, "oom_events"))
 		json_decref(x.ooms);
+	det_http_free(x.http);
 	json_decref(x.pat);
 	return rc;
 }
@@ -214,8 +230,9 @@ int iq_detect(struct iq_store *s, struct iq_ruleset *rs, struct iq_diag *d)
 	int rc = iq_store_exec(s, "BEGIN; DELETE FROM findings;", d);
 	if (!rc)
 		rc = iq_detect_skew(s, d);
+	long logs = rc ? 0 : container_logs(s);
 	for (size_t i = 0; i < rs->npacks && !rc; i++)
-		rc = pack_findings(s, rs->packs[i], d);
+		rc = pack_findings(s, rs->packs[i], logs, d);
 	if (!rc)
 		rc = iq_store_exec(s, "COMMIT", d);
 	else

@@ -37,10 +37,19 @@ static void killed(const char *text, long *pid, char *proc, size_t procsz)
 		snprintf(proc, procsz, "%.*s", (int)(c - o - 1), o + 1);
 }
 
+/* A killed container's instance ends within this of the kernel's kill. */
+#define KILL_MATCH_NS NS(120)
+
 /* The pod and container a memcg path names:
  * /kubepods/burstable/pod<uid>/<container id>, or the systemd form
- * kubepods-burstable-pod<uid with _>.slice/cri-containerd-<id>.scope. */
-static void memcg_owner(struct det *x, const char *memcg, char *pod, size_t podsz, char *cont,
+ * kubepods-burstable-pod<uid with _>.slice/cri-containerd-<id>.scope
+ * (crio-<id>.scope, docker-<id>.scope). The pod is the one with that uid
+ * in pod status; the container the one whose container ID is <id>, or,
+ * when none is (pod status names the instance that runs now, and the
+ * kill ended the one before), the container of that pod whose previous
+ * instance ended closest to the kill (within KILL_MATCH_NS; an OOMKilled
+ * one first). */
+static void memcg_owner(struct det *x, const char *memcg, int64_t t, char *pod, size_t podsz, char *cont,
 			size_t contsz)
 {
 	pod[0] = cont[0] = '\0';
@@ -58,7 +67,7 @@ static void memcg_owner(struct det *x, const char *memcg, char *pod, size_t pods
 	uid[n] = '\0';
 	const char *cid = strrchr(memcg, '/');
 	char cidb[80] = "";
-	if (cid && cid[1]) {
+	if (cid && cid[1] && !strstr(cid, "pod")) {
 		cid++;
 		const char *dash = strrchr(cid, '-');
 		if (dash && strstr(cid, ".scope"))
@@ -67,16 +76,36 @@ static void memcg_owner(struct det *x, const char *memcg, char *pod, size_t pods
 		snprintf(cidb, sizeof cidb, "%.*s", (int)(cl < 79 ? cl : 79), cid);
 	}
 	sqlite3_stmt *q;
-	if (det_prep(x, "SELECT pod, container FROM pod_states WHERE uid = ?1"
-			" ORDER BY (container_id LIKE '%' || ?2 || '%') DESC LIMIT 1", &q))
+	if (det_prep(x, "SELECT pod, container, container_id, coalesce(last_finished_at, finished_at),"
+			" coalesce(last_reason, reason) FROM pod_states WHERE uid = ?1 ORDER BY record_id", &q))
 		return;
 	sqlite3_bind_text(q, 1, uid, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(q, 2, cidb[0] ? cidb : "\x01", -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(q) == SQLITE_ROW) {
-		snprintf(pod, podsz, "%s", sqlite3_column_text(q, 0) ? (const char *)sqlite3_column_text(q, 0) : "");
-		if (cidb[0])
-			snprintf(cont, contsz, "%s",
-				 sqlite3_column_text(q, 1) ? (const char *)sqlite3_column_text(q, 1) : "");
+	int exact = 0;
+	int64_t best = INT64_MAX;
+	int best_oom = 0;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		const char *pp = (const char *)sqlite3_column_text(q, 0);
+		const char *cc = (const char *)sqlite3_column_text(q, 1);
+		const char *id = (const char *)sqlite3_column_text(q, 2);
+		const char *why = (const char *)sqlite3_column_text(q, 4);
+		if (!pod[0] && pp)
+			snprintf(pod, podsz, "%s", pp);
+		if (exact || !cc)
+			continue;
+		if (cidb[0] && id && strlen(cidb) >= 12 && strstr(id, cidb)) {
+			snprintf(cont, contsz, "%s", cc);
+			exact = 1;
+			continue;
+		}
+		if (sqlite3_column_type(q, 3) == SQLITE_NULL || t == IQ_TIME_NONE)
+			continue;
+		int64_t dt = llabs(sqlite3_column_int64(q, 3) - t);
+		int oom = why && (strcmp(why, "OOMKilled") == 0 || strcmp(why, "OOM Killed") == 0);
+		if (dt <= KILL_MATCH_NS && (dt < best || (dt == best && oom && !best_oom))) {
+			best = dt;
+			best_oom = oom;
+			snprintf(cont, contsz, "%s", cc);
+		}
 	}
 	sqlite3_finalize(q);
 }
@@ -144,7 +173,8 @@ static json_t *host_oom(struct det *x)
 		long pid;
 		char proc[128], pod[256], cont[256];
 		killed(text, &pid, proc, sizeof proc);
-		memcg_owner(x, memcg, pod, sizeof pod, cont, sizeof cont);
+		int64_t kt = sqlite3_column_type(q, 3) == SQLITE_NULL ? IQ_TIME_NONE : sqlite3_column_int64(q, 3);
+		memcg_owner(x, memcg, kt, pod, sizeof pod, cont, sizeof cont);
 		memcg[0] = task[0] = '\0';
 		const char *node = (const char *)sqlite3_column_text(q, 2);
 		kills++;
@@ -167,23 +197,38 @@ static json_t *host_oom(struct det *x)
 			json_array_append_new(ev, e);
 	}
 	sqlite3_finalize(q);
-	/* containers Kubernetes reports OOMKilled (not 137 with reason Error) */
+	/* containers Kubernetes reports OOMKilled (not 137 with reason Error);
+	 * the same death as a kernel kill of that container (at about the
+	 * same time) is that kill, not another one */
 	if (det_prep(x, "SELECT record_id, node, pod, container, coalesce(last_finished_at, finished_at)"
 			" FROM pod_states WHERE last_reason IN ('OOMKilled', 'OOM Killed')"
 			" OR reason IN ('OOMKilled', 'OOM Killed') ORDER BY pod, container", &q) == 0) {
+		size_t kernel_kills = json_array_size(att);
 		while (sqlite3_step(q) == SQLITE_ROW) {
 			const char *pod = (const char *)sqlite3_column_text(q, 2);
 			const char *cont = (const char *)sqlite3_column_text(q, 3);
+			int64_t ft = sqlite3_column_type(q, 4) == SQLITE_NULL ? IQ_TIME_NONE : sqlite3_column_int64(q, 4);
 			int dup = 0;
 			size_t i;
 			json_t *a;
 			json_array_foreach(att, i, a) {
+				if (i >= kernel_kills)
+					break;
 				const char *ap = json_string_value(json_object_get(a, "pod"));
 				const char *ac = json_string_value(json_object_get(a, "container"));
-				dup |= ap && ac && pod && cont && !strcmp(ap, pod) && !strcmp(ac, cont);
+				const char *at = json_string_value(json_object_get(a, "time"));
+				int64_t t;
+				int near = ft == IQ_TIME_NONE || !at || iq_time_parse_iso(at, strlen(at), &t, NULL) < 0 ||
+					   llabs(t - ft) <= KILL_MATCH_NS;
+				dup |= ap && ac && pod && cont && !strcmp(ap, pod) && !strcmp(ac, cont) && near;
 			}
-			if (dup)
+			if (dup) {
+				/* its status line is evidence of the same kill */
+				json_t *e = det_evidence_of(x, sqlite3_column_int64(q, 0));
+				if (e)
+					json_array_append_new(ev, e);
 				continue;
+			}
 			kills++;
 			int w = is_worker(x, pod, cont, NULL);
 			workers += w;
@@ -220,7 +265,8 @@ int det_boundaries(struct det *x)
 	json_array_append_new(b, h);
 	json_array_append_new(b, det_flood(x));
 	json_object_set_new(x->pat, "boundaries", b);
-	x->f.xid = det_scalar(x, "SELECT count(*) FROM records WHERE kind IN ('kernel', 'log')"
-			      " AND text LIKE '%NVRM: Xid%'", 0) > 0;
+	/* Xid lines are tagged at ingest by the gpu-hardware-fault pack's
+	 * gpu-xid signal (a built-in pack, always loaded) */
+	x->f.xid = det_scalar(x, "SELECT EXISTS (SELECT 1 FROM signal_matches WHERE signal = 'gpu-xid')", 0) > 0;
 	return 0;
 }

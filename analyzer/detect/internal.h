@@ -31,6 +31,45 @@ struct det_facts {
 	long gpu_samples;
 };
 
+/* One window of the surge detector (window_s of the pack). */
+struct det_window {
+	int64_t k;                /* ts / window */
+	long total, fail, s502, s503, s504, s429;
+};
+
+/* A 10-second bucket (or a minute, for m429): requests served (or 429s). */
+struct det_ten {
+	int64_t k;
+	long served;
+};
+
+/* Upstream attempts of one address in one surge window. */
+struct det_upw {
+	int64_t k;
+	int32_t addr;
+	long attempts, failed;
+};
+
+/* What one pass over http_requests and http_upstreams gives (http.c). */
+struct det_http {
+	int64_t win_ns;
+	struct det_window *win;   /* sorted by k; requests with a time */
+	size_t nwin;
+	struct det_ten *ten;      /* sorted by k */
+	size_t nten;
+	struct det_ten *m429;     /* 429s per minute, sorted by k */
+	size_t n429;
+	long null_ts_429;         /* 429s without a time */
+	long requests, status_5xx_all, status_429_all, dropped_streams;
+	char **addr;              /* upstream addresses (NULL: no address) */
+	size_t naddr, addr_cap;
+	int32_t null_addr;
+	struct det_upw *up;
+	size_t nup;
+	size_t ndeaths;
+	long **shares;            /* per address: attempts before, after each death */
+};
+
 struct det {
 	struct iq_store *s;
 	sqlite3 *db;
@@ -40,6 +79,7 @@ struct det {
 	struct iq_diag *d;
 	struct det_facts f;
 	json_t *ooms;             /* oom_events array (borrowed from pat) */
+	struct det_http *http;    /* NULL until det_http_load */
 };
 
 /* Helpers (util.c). */
@@ -47,6 +87,8 @@ int det_prep(struct det *x, const char *sql, sqlite3_stmt **q);
 json_t *det_time(sqlite3_stmt *q, int col);
 json_t *det_time_ns(int64_t t);
 json_t *det_text(sqlite3_stmt *q, int col);
+/* A JSON string of t (invalid UTF-8 bytes become '?'), null for NULL. */
+json_t *det_str(const char *t);
 /* Evidence object from the columns file, line, ts, text at col..col+3. */
 json_t *det_evidence(sqlite3_stmt *q, int col);
 /* Evidence of one record by id. */
@@ -61,8 +103,33 @@ json_t *det_signal(const char *id, long count, int64_t first, int64_t last, json
 /* Runs a query that returns one integer (or NULL -> def). */
 int64_t det_scalar(struct det *x, const char *sql, int64_t def);
 
+/* A set of strings, each with its index in order of arrival (http.c). */
+struct det_strs {
+	char **s;
+	size_t n, cap;
+	uint32_t *slot, *hash;    /* open addressing: index + 1, 0 empty */
+	size_t scap;
+};
+/* The index of s (copied when new, *is_new set). */
+size_t det_strs_id(struct det_strs *t, const char *s, int *is_new);
+void det_strs_release(struct det_strs *t);
+
+/* The pass over the load balancer's tables (http.c): deaths are the
+ * times around which each address's attempts are counted, shift_s
+ * before and after. Sets x->http (freed by det_http_free). Returns 0 or
+ * IQ_ERR_DB. */
+int det_http_load(struct det *x, const int64_t *deaths, size_t ndeaths, double shift_s);
+void det_http_free(struct det_http *h);
+/* Is addr the IP ip, alone or with a port? */
+int det_addr_is_ip(const char *addr, const char *ip);
+/* The cascade's deaths (cascade.c): the first CUDA OOM of each pod in
+ * order, up to the first gap longer than the pack's max_gap_s; fills at
+ * most max times and returns how many. */
+size_t det_cascade_deaths(struct det *x, int64_t *times, size_t max);
+
 /* Detectors, in the order they run (each adds to x->pat and x->f). */
 int det_oom(struct det *x);
+int det_http(struct det *x);
 int det_crashloop(struct det *x);
 int det_recovery(struct det *x);
 int det_impact(struct det *x);

@@ -8,57 +8,6 @@
 
 #include "internal.h"
 
-struct minute {
-	int64_t m;       /* window index: ts / window */
-	long total, e5xx, s502, s503, s504, s429;
-};
-
-/* Per window (window_s, default a minute): requests, the failures counted
- * (the pack's statuses, default 500-599) and each 5xx status. */
-static int load_minutes(struct det *x, struct minute **out, size_t *n)
-{
-	double st[32];
-	size_t nst = det_param_list(x, "lb-5xx-surge", "statuses", st, IQ_ARRAY_LEN(st));
-	double win = det_param(x, "lb-5xx-surge", "window_s", 60);
-	struct iq_buf sql;
-	iq_buf_init(&sql);
-	iq_buf_printf(&sql, "SELECT ts / %lld, count(*), sum(", (long long)(win > 0 ? win * 1e9 : 6e10));
-	if (nst) {
-		iq_buf_adds(&sql, "status IN (");
-		for (size_t i = 0; i < nst; i++)
-			iq_buf_printf(&sql, "%s%d", i ? "," : "", (int)st[i]);
-		iq_buf_adds(&sql, ")");
-	} else {
-		iq_buf_adds(&sql, "status BETWEEN 500 AND 599");
-	}
-	iq_buf_adds(&sql, "), sum(status = 502), sum(status = 503), sum(status = 504), sum(status = 429)"
-		    " FROM http_requests WHERE ts IS NOT NULL GROUP BY 1 ORDER BY 1");
-	sqlite3_stmt *q;
-	int rc = det_prep(x, sql.p, &q);
-	iq_buf_release(&sql);
-	if (rc)
-		return rc;
-	size_t cap = 0;
-	*out = NULL;
-	*n = 0;
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 64;
-			*out = iq_xrealloc(*out, cap * sizeof **out);
-		}
-		struct minute *m = &(*out)[(*n)++];
-		m->m = sqlite3_column_int64(q, 0);
-		m->total = (long)sqlite3_column_int64(q, 1);
-		m->e5xx = (long)sqlite3_column_int64(q, 2);
-		m->s502 = (long)sqlite3_column_int64(q, 3);
-		m->s503 = (long)sqlite3_column_int64(q, 4);
-		m->s504 = (long)sqlite3_column_int64(q, 5);
-		m->s429 = (long)sqlite3_column_int64(q, 6);
-	}
-	sqlite3_finalize(q);
-	return 0;
-}
-
 /* Evidence: the first response of each 5xx status inside [a, b). */
 static json_t *surge_evidence(struct det *x, int64_t a, int64_t b)
 {
@@ -79,77 +28,54 @@ static json_t *surge_evidence(struct det *x, int64_t a, int64_t b)
 	return ev;
 }
 
-int det_surge(struct det *x)
+/* Per upstream address: attempts and failed ones in windows ka..kb,
+ * most failed first, then by address. */
+struct upsum {
+	const char *addr;
+	long attempts, failed;
+};
+
+static int by_failed(const void *a, const void *b)
 {
-	struct minute *m;
-	size_t n;
-	int rc = load_minutes(x, &m, &n);
-	if (rc)
-		return rc;
-	double factor = det_param(x, "lb-5xx-surge", "factor", 5);
-	double min_count = det_param(x, "lb-5xx-surge", "min_count", 5);
-	double min_ratio = det_param(x, "lb-5xx-surge", "min_ratio", 0.05);
-	double baseline_s = det_param(x, "lb-5xx-surge", "baseline_s", 600);
-	double win = det_param(x, "lb-5xx-surge", "window_s", 60);
-	if (win <= 0)
-		win = 60;
-	double gap_min = det_param(x, "lb-5xx-surge", "max_gap_s", 120) / win;
-	long total = 0, e5xx = 0;
+	const struct upsum *x = a, *y = b;
+	if (x->failed != y->failed)
+		return x->failed > y->failed ? -1 : 1;
+	if (!x->addr || !y->addr)
+		return !y->addr - !x->addr;
+	return strcmp(x->addr, y->addr);
+}
+
+static json_t *per_upstream(struct det *x, int64_t ka, int64_t kb)
+{
+	const struct det_http *h = x->http;
+	struct upsum *u = iq_xcalloc(h->naddr ? h->naddr : 1, sizeof *u);
+	for (size_t i = 0; i < h->naddr; i++)
+		u[i].addr = h->addr[i];
+	for (size_t i = 0; i < h->nup; i++)
+		if (h->up[i].k >= ka && h->up[i].k <= kb) {
+			u[h->up[i].addr].attempts += h->up[i].attempts;
+			u[h->up[i].addr].failed += h->up[i].failed;
+		}
+	size_t n = 0;
+	for (size_t i = 0; i < h->naddr; i++)
+		if (u[i].attempts)
+			u[n++] = u[i];
+	qsort(u, n, sizeof *u, by_failed);
+	json_t *ups = json_array();
 	for (size_t i = 0; i < n; i++) {
-		total += m[i].total;
-		e5xx += m[i].e5xx;
+		json_t *o = json_object();
+		json_object_set_new(o, "upstream", det_str(u[i].addr));
+		json_object_set_new(o, "attempts", json_integer(u[i].attempts));
+		json_object_set_new(o, "failed", json_integer(u[i].failed));
+		json_array_append_new(ups, o);
 	}
-	x->f.lb_requests = total;
-	x->f.lb_5xx = e5xx;
-	/* The surge starts at the first minute whose 5xx count is at least
-	 * min_count, factor times the mean per minute of the baseline window
-	 * before it, and min_ratio of that minute's requests. It lasts while
-	 * minutes stay elevated (min_count and min_ratio), allowing quiet gaps
-	 * of up to max_gap_s. */
-	long start = -1, end = -1;
-	for (size_t i = 0; i < n && start < 0; i++) {
-		double base = 0;
-		for (size_t j = i; j-- > 0 && (double)(m[i].m - m[j].m) <= baseline_s / win;)
-			base += (double)m[j].e5xx;
-		double mean = base / (baseline_s / win);
-		if ((double)m[i].e5xx >= min_count && (double)m[i].e5xx >= factor * mean &&
-		    (double)m[i].e5xx >= min_ratio * (double)m[i].total)
-			start = end = (long)i;
-	}
-	for (size_t i = (size_t)(start + 1); start >= 0 && i < n; i++) {
-		if ((double)(m[i].m - m[end].m) > gap_min + 1)
-			break;
-		if ((double)m[i].e5xx >= min_count && (double)m[i].e5xx >= min_ratio * (double)m[i].total)
-			end = (long)i;
-	}
-	json_t *signals = json_object_get(x->pat, "signals");
-	if (start < 0) {
-		json_object_set_new(x->pat, "lb_5xx_surge", json_null());
-		json_array_append_new(signals, det_signal("lb-5xx-surge", 0, IQ_TIME_NONE, IQ_TIME_NONE, NULL));
-		free(m);
-		return 0;
-	}
-	long peak = 0, c502 = 0, c503 = 0, c504 = 0, c5 = 0;
-	for (long i = start; i <= end; i++) {
-		if (m[i].e5xx > peak)
-			peak = m[i].e5xx;
-		c502 += m[i].s502;
-		c503 += m[i].s503;
-		c504 += m[i].s504;
-		c5 += m[i].e5xx;
-	}
-	int64_t a = (int64_t)((double)m[start].m * win * 1e9), b = (int64_t)((double)(m[end].m + 1) * win * 1e9);
-	x->f.surge = 1;
-	x->f.surge_start = a;
-	x->f.surge_end = b;
-	json_t *s = json_object();
-	json_object_set_new(s, "start", det_time_ns(a));
-	json_object_set_new(s, "end", det_time_ns(b));
-	json_object_set_new(s, "peak_per_minute", json_integer(peak));
-	json_object_set_new(s, "count_502", json_integer(c502));
-	json_object_set_new(s, "count_503", json_integer(c503));
-	json_object_set_new(s, "count_504", json_integer(c504));
-	/* per upstream: failed attempts in the window */
+	free(u);
+	return ups;
+}
+
+/* The same from SQL, for a window that is not made of whole windows. */
+static json_t *per_upstream_sql(struct det *x, int64_t a, int64_t b)
+{
 	json_t *ups = json_array();
 	sqlite3_stmt *q;
 	if (det_prep(x, "SELECT u.addr, count(*), sum(u.status BETWEEN 500 AND 599) FROM http_upstreams u"
@@ -166,30 +92,117 @@ int det_surge(struct det *x)
 		}
 		sqlite3_finalize(q);
 	}
+	return ups;
+}
+
+int det_surge(struct det *x)
+{
+	const struct det_window *m = x->http->win;
+	size_t n = x->http->nwin;
+	double factor = det_param(x, "lb-5xx-surge", "factor", 5);
+	double min_count = det_param(x, "lb-5xx-surge", "min_count", 5);
+	double min_ratio = det_param(x, "lb-5xx-surge", "min_ratio", 0.05);
+	double baseline_s = det_param(x, "lb-5xx-surge", "baseline_s", 600);
+	double win = det_param(x, "lb-5xx-surge", "window_s", 60);
+	if (win <= 0)
+		win = 60;
+	double gap_min = det_param(x, "lb-5xx-surge", "max_gap_s", 120) / win;
+	long total = 0, e5xx = 0;
+	for (size_t i = 0; i < n; i++) {
+		total += m[i].total;
+		e5xx += m[i].fail;
+	}
+	x->f.lb_requests = total;
+	x->f.lb_5xx = e5xx;
+	/* The surge starts at the first minute whose 5xx count is at least
+	 * min_count, factor times the mean per minute of the baseline window
+	 * before it, and min_ratio of that minute's requests. It lasts while
+	 * minutes stay elevated (min_count and min_ratio), allowing quiet gaps
+	 * of up to max_gap_s. */
+	long start = -1, end = -1;
+	for (size_t i = 0; i < n && start < 0; i++) {
+		double base = 0;
+		for (size_t j = i; j-- > 0 && (double)(m[i].k - m[j].k) <= baseline_s / win;)
+			base += (double)m[j].fail;
+		double mean = base / (baseline_s / win);
+		if ((double)m[i].fail >= min_count && (double)m[i].fail >= factor * mean &&
+		    (double)m[i].fail >= min_ratio * (double)m[i].total)
+			start = end = (long)i;
+	}
+	/* The excursion's first minutes: the minutes right before that one
+	 * whose 5xx are clearly above the baseline before them (two or more,
+	 * and factor times its mean per minute and its ratio of requests) are
+	 * the surge's start: the first worker's in-flight requests fail
+	 * before the surge reaches min_count. One stray 5xx is not. */
+	while (start > 0 && m[start - 1].k == m[start].k - 1 && m[start - 1].fail >= 2) {
+		size_t i = (size_t)start - 1;
+		double base = 0, base_total = 0;
+		for (size_t j = i; j-- > 0 && (double)(m[i].k - m[j].k) <= baseline_s / win;) {
+			base += (double)m[j].fail;
+			base_total += (double)m[j].total;
+		}
+		double mean = base / (baseline_s / win), ratio = base_total > 0 ? base / base_total : 0;
+		if (!((double)m[i].fail > factor * mean && (double)m[i].fail > factor * ratio * (double)m[i].total))
+			break;
+		start = (long)i;
+	}
+	for (size_t i = (size_t)(end + 1); start >= 0 && i < n; i++) {
+		if ((double)(m[i].k - m[end].k) > gap_min + 1)
+			break;
+		if ((double)m[i].fail >= min_count && (double)m[i].fail >= min_ratio * (double)m[i].total)
+			end = (long)i;
+	}
+	json_t *signals = json_object_get(x->pat, "signals");
+	if (start < 0) {
+		json_object_set_new(x->pat, "lb_5xx_surge", json_null());
+		json_array_append_new(signals, det_signal("lb-5xx-surge", 0, IQ_TIME_NONE, IQ_TIME_NONE, NULL));
+		return 0;
+	}
+	long peak = 0, c502 = 0, c503 = 0, c504 = 0, c5 = 0;
+	for (long i = start; i <= end; i++) {
+		if (m[i].fail > peak)
+			peak = m[i].fail;
+		c502 += m[i].s502;
+		c503 += m[i].s503;
+		c504 += m[i].s504;
+		c5 += m[i].fail;
+	}
+	int64_t a = (int64_t)((double)m[start].k * win * 1e9), b = (int64_t)((double)(m[end].k + 1) * win * 1e9);
+	x->f.surge = 1;
+	x->f.surge_start = a;
+	x->f.surge_end = b;
+	json_t *s = json_object();
+	json_object_set_new(s, "start", det_time_ns(a));
+	json_object_set_new(s, "end", det_time_ns(b));
+	json_object_set_new(s, "peak_per_minute", json_integer(peak));
+	json_object_set_new(s, "count_502", json_integer(c502));
+	json_object_set_new(s, "count_503", json_integer(c503));
+	json_object_set_new(s, "count_504", json_integer(c504));
+	/* per upstream: failed attempts in the window (whole windows of the
+	 * pass; a window that does not fall on them is counted again) */
+	json_t *ups;
+	if (a == m[start].k * x->http->win_ns && b == (m[end].k + 1) * x->http->win_ns)
+		ups = per_upstream(x, m[start].k, m[end].k);
+	else
+		ups = per_upstream_sql(x, a, b);
 	json_object_set_new(s, "per_upstream", ups);
 	json_t *ev = surge_evidence(x, a, b);
 	json_object_set(s, "evidence", ev);
 	json_object_set_new(x->pat, "lb_5xx_surge", s);
 	json_array_append_new(signals, det_signal("lb-5xx-surge", c5, a, b, ev));
-	free(m);
 	return 0;
 }
 
 /* Stretches of at least min_s in which requests came but none was served
  * (status < 500), merged over gaps of bucket_s; the longest one. */
-static int unavailability(struct det *x, int64_t *ua, int64_t *ub)
+static void unavailability(struct det *x, int64_t *ua, int64_t *ub)
 {
 	const int64_t bucket = NS(10);
-	sqlite3_stmt *q;
 	*ua = *ub = IQ_TIME_NONE;
-	int rc = det_prep(x, "SELECT ts / 10000000000, sum(status < 500 AND status > 0) FROM http_requests"
-			     " WHERE ts IS NOT NULL GROUP BY 1 ORDER BY 1", &q);
-	if (rc)
-		return rc;
 	int64_t cur_a = IQ_TIME_NONE, cur_b = IQ_TIME_NONE;
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		int64_t b0 = sqlite3_column_int64(q, 0) * bucket;
-		long ok = (long)sqlite3_column_int64(q, 1);
+	for (size_t i = 0; i < x->http->nten; i++) {
+		int64_t b0 = x->http->ten[i].k * bucket;
+		long ok = x->http->ten[i].served;
 		if (ok == 0) {
 			if (cur_a == IQ_TIME_NONE || b0 - cur_b > bucket)
 				cur_a = b0;
@@ -202,8 +215,6 @@ static int unavailability(struct det *x, int64_t *ua, int64_t *ub)
 			cur_a = cur_b = IQ_TIME_NONE;
 		}
 	}
-	sqlite3_finalize(q);
-	return 0;
 }
 
 int det_impact(struct det *x)
@@ -217,13 +228,8 @@ int det_impact(struct det *x)
 		return 0;
 	}
 	int64_t ua, ub;
-	int rc = unavailability(x, &ua, &ub);
-	if (rc) {
-		json_decref(im);
-		return rc;
-	}
-	json_object_set_new(im, "failed_requests",
-			    json_integer(det_scalar(x, "SELECT count(*) FROM http_requests WHERE status >= 500", 0)));
+	unavailability(x, &ua, &ub);
+	json_object_set_new(im, "failed_requests", json_integer(x->http->status_5xx_all));
 	if (ua != IQ_TIME_NONE) {
 		json_t *u = json_object();
 		json_object_set_new(u, "start", det_time_ns(ua));
@@ -234,9 +240,7 @@ int det_impact(struct det *x)
 	}
 	/* in-flight requests cut when their upstream died: the attempt ended
 	 * in 502 after the upstream had accepted it */
-	json_object_set_new(im, "dropped_streams",
-			    json_integer(det_scalar(x, "SELECT count(DISTINCT record_id) FROM http_upstreams"
-						       " WHERE status = 502 AND time_s > 0", 0)));
+	json_object_set_new(im, "dropped_streams", json_integer(x->http->dropped_streams));
 	json_object_set_new(x->pat, "impact", im);
 	return 0;
 }
@@ -245,14 +249,86 @@ int det_impact(struct det *x)
  * busiest minute of 429s), a few clients send most requests, with no CUDA
  * OOM and no GPU memory pressure. */
 
+/* Requests per client in [a, b): most first, a tie in client order (no
+ * client first), with each client's first request. */
+struct client {
+	const char *client;
+	long n;
+	int64_t first;
+};
+
+static int by_requests(const void *a, const void *b)
+{
+	const struct client *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	if (!x->client || !y->client)
+		return !y->client - !x->client;
+	return strcmp(x->client, y->client);
+}
+
+static struct client *clients_in(struct det *x, int64_t a, int64_t b, struct det_strs *names, size_t *n)
+{
+	struct client *c = NULL;
+	size_t cap = 0;
+	struct client none = {NULL, 0, INT64_MAX};
+	*n = 0;
+	sqlite3_stmt *q;
+	if (det_prep(x, "SELECT client, record_id FROM http_requests WHERE ts >= ?1 AND ts < ?2", &q))
+		return NULL;
+	sqlite3_bind_int64(q, 1, a);
+	sqlite3_bind_int64(q, 2, b);
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		const char *cl = (const char *)sqlite3_column_text(q, 0);
+		int64_t id = sqlite3_column_int64(q, 1);
+		struct client *e = &none;
+		if (cl) {
+			int is_new;
+			size_t k = det_strs_id(names, cl, &is_new);
+			if (is_new) {
+				if (k >= cap) {
+					cap = cap ? cap * 2 : 64;
+					c = iq_xrealloc(c, cap * sizeof *c);
+				}
+				c[k] = (struct client){NULL, 0, INT64_MAX};
+			}
+			e = &c[k];
+		}
+		e->n++;
+		if (id < e->first)
+			e->first = id;
+	}
+	sqlite3_finalize(q);
+	*n = names->n;
+	for (size_t i = 0; i < *n; i++)
+		c[i].client = names->s[i];
+	if (none.n) {
+		c = iq_xrealloc(c, (*n + 1) * sizeof *c);
+		c[(*n)++] = none;
+	}
+	if (*n)
+		qsort(c, *n, sizeof *c, by_requests);
+	return c;
+}
+
 json_t *det_flood(struct det *x)
 {
 	int64_t a = x->f.surge_start, b = x->f.surge_end;
 	json_t *o = json_object();
 	json_object_set_new(o, "id", json_string("ingress-flood"));
 	if (!x->f.surge) {
-		int64_t m = det_scalar(x, "SELECT ts / 60000000000 FROM http_requests WHERE status = 429"
-				       " GROUP BY 1 ORDER BY count(*) DESC LIMIT 1", -1);
+		/* the busiest minute of 429s; a tie goes to the earliest, and 429s
+		 * without a time make no window */
+		const struct det_http *h = x->http;
+		long best = 0;
+		int64_t m = -1;
+		for (size_t i = 0; i < h->n429; i++)
+			if (h->m429[i].served > best) {
+				best = h->m429[i].served;
+				m = h->m429[i].k;
+			}
+		if (h->null_ts_429 && h->null_ts_429 >= best)
+			m = -1;
 		if (m >= 0) {
 			a = NS(m * 60);
 			b = NS((m + 1) * 60);
@@ -262,28 +338,25 @@ json_t *det_flood(struct det *x)
 	json_t *clients = json_array();
 	json_t *ev = json_array();
 	if (a != IQ_TIME_NONE && b > a) {
-		sqlite3_stmt *q;
-		if (det_prep(x, "SELECT client, count(*), min(record_id) FROM http_requests WHERE ts >= ?1 AND ts < ?2"
-				" GROUP BY client ORDER BY 2 DESC", &q) == 0) {
-			sqlite3_bind_int64(q, 1, a);
-			sqlite3_bind_int64(q, 2, b);
-			int k = 0;
-			while (sqlite3_step(q) == SQLITE_ROW) {
-				long c = (long)sqlite3_column_int64(q, 1);
-				all += c;
-				if (k++ < 3) {
-					top += c;
-					json_t *ci = json_object();
-					json_object_set_new(ci, "client", det_text(q, 0));
-					json_object_set_new(ci, "requests", json_integer(c));
-					json_array_append_new(clients, ci);
-					json_t *e = det_evidence_of(x, sqlite3_column_int64(q, 2));
-					if (e)
-						json_array_append_new(ev, e);
-				}
-			}
-			sqlite3_finalize(q);
+		struct det_strs names;
+		memset(&names, 0, sizeof names);
+		size_t n;
+		struct client *c = clients_in(x, a, b, &names, &n);
+		for (size_t k = 0; k < n; k++) {
+			all += c[k].n;
+			if (k >= 3)
+				continue;
+			top += c[k].n;
+			json_t *ci = json_object();
+			json_object_set_new(ci, "client", det_str(c[k].client));
+			json_object_set_new(ci, "requests", json_integer(c[k].n));
+			json_array_append_new(clients, ci);
+			json_t *e = det_evidence_of(x, c[k].first);
+			if (e)
+				json_array_append_new(ev, e);
 		}
+		free(c);
+		det_strs_release(&names);
 	}
 	double share = all ? (double)top / (double)all : 0;
 	double rate = b > a && a != IQ_TIME_NONE ? (double)all / ((double)(b - a) / 1e9) : 0;

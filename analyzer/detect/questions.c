@@ -140,25 +140,62 @@ static void q_ceilings(struct det *x)
 		 "batch size and queue delay?", ans, data, ev);
 }
 
+/* Does text contain pat, as LIKE '%pat%' would say: ASCII letters in
+ * either case, '_' any one character? */
+static int like_in(const char *text, const char *pat)
+{
+	for (const unsigned char *s = (const unsigned char *)text; *s; s++) {
+		const unsigned char *t = s, *p = (const unsigned char *)pat;
+		for (; *p && *t; p++) {
+			if (*p == '_') {
+				if (*t++ >= 0xc0)
+					while ((*t & 0xc0) == 0x80)
+						t++;
+			} else if (*t < 0x80 && (*t | 0x20) == (*p | 0x20) && ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z')) {
+				t++;
+			} else if (*t == *p) {
+				t++;
+			} else {
+				break;
+			}
+		}
+		if (!*p)
+			return 1;
+	}
+	return 0;
+}
+
 static void q_paged(struct det *x)
 {
 	static const struct { const char *like, *engine; int paged; } engines[] = {
-		{"%vLLM%", "vllm", 1}, {"%vllm%", "vllm", 1}, {"%text_generation%", "tgi", 1},
-		{"%text-generation-launcher%", "tgi", 1}, {"%TensorRT-LLM%", "tensorrt-llm", 1},
-		{"%tritonserver%", "triton", -1}, {"%sglang%", "sglang", 1},
+		{"vLLM", "vllm", 1}, {"text_generation", "tgi", 1},
+		{"text-generation-launcher", "tgi", 1}, {"TensorRT-LLM", "tensorrt-llm", 1},
+		{"tritonserver", "triton", -1}, {"sglang", "sglang", 1},
 	};
+	/* The engine first in this list that some log line names, with the
+	 * first such line as evidence: one read of the log records, over as
+	 * soon as the first engine of the list is found. */
+	int64_t first[IQ_ARRAY_LEN(engines)];
+	for (size_t k = 0; k < IQ_ARRAY_LEN(engines); k++)
+		first[k] = -1;
+	sqlite3_stmt *q;
+	if (det_prep(x, "SELECT id, text FROM records WHERE kind = 'log' ORDER BY id", &q) == 0) {
+		while (first[0] < 0 && sqlite3_step(q) == SQLITE_ROW) {
+			const char *text = (const char *)sqlite3_column_text(q, 1);
+			for (size_t k = 0; text && k < IQ_ARRAY_LEN(engines); k++)
+				if (first[k] < 0 && like_in(text, engines[k].like))
+					first[k] = sqlite3_column_int64(q, 0);
+		}
+		sqlite3_finalize(q);
+	}
 	const char *engine = NULL;
 	int paged = -1;
 	json_t *ev = json_array();
 	for (size_t k = 0; k < IQ_ARRAY_LEN(engines) && !engine; k++) {
-		char sql[256];
-		snprintf(sql, sizeof sql, "SELECT id FROM records WHERE kind = 'log' AND text LIKE '%s' LIMIT 1",
-			 engines[k].like);
-		int64_t id = det_scalar(x, sql, -1);
-		if (id >= 0) {
+		if (first[k] >= 0) {
 			engine = engines[k].engine;
 			paged = engines[k].paged;
-			json_t *e = det_evidence_of(x, id);
+			json_t *e = det_evidence_of(x, first[k]);
 			if (e)
 				json_array_append_new(ev, e);
 		}

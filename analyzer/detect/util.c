@@ -28,7 +28,11 @@ json_t *det_time(sqlite3_stmt *q, int col)
 
 json_t *det_text(sqlite3_stmt *q, int col)
 {
-	const char *t = (const char *)sqlite3_column_text(q, col);
+	return det_str((const char *)sqlite3_column_text(q, col));
+}
+
+json_t *det_str(const char *t)
+{
 	if (!t)
 		return json_null();
 	json_t *s = json_string(t);

@@ -44,9 +44,21 @@ static int term(void *u, const char *what, const char *id)
 	if (strcmp(what, "missing") == 0) {
 		if (strcmp(id, "log") == 0)
 			return x->f.container_logs == 0;
+		/* every record of a kind but log has a row in its typed table */
+		static const struct { const char *kind, *sql; } typed[] = {
+			{"http", "SELECT EXISTS (SELECT 1 FROM http_requests)"},
+			{"gpu", "SELECT EXISTS (SELECT 1 FROM gpu_samples)"},
+			{"event", "SELECT EXISTS (SELECT 1 FROM k8s_events)"},
+			{"kernel", "SELECT EXISTS (SELECT 1 FROM kernel_events)"},
+			{"pod", "SELECT EXISTS (SELECT 1 FROM pod_states)"},
+			{"config", "SELECT EXISTS (SELECT 1 FROM config_settings)"},
+		};
+		for (size_t i = 0; i < IQ_ARRAY_LEN(typed); i++)
+			if (strcmp(typed[i].kind, id) == 0)
+				return det_scalar(x, typed[i].sql, 0) == 0;
 		sqlite3_stmt *q;
 		int64_t n = 0;
-		if (det_prep(x, "SELECT count(*) FROM records WHERE kind = ?1", &q) == 0) {
+		if (det_prep(x, "SELECT EXISTS (SELECT 1 FROM records WHERE kind = ?1)", &q) == 0) {
 			sqlite3_bind_text(q, 1, id, -1, SQLITE_STATIC);
 			if (sqlite3_step(q) == SQLITE_ROW)
 				n = sqlite3_column_int64(q, 0);

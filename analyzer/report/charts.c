@@ -28,8 +28,10 @@ static int chart_window(struct iq_store *s, json_t *doc, json_t *pat, struct win
 	w->t0 = IQ_TIME_NONE;
 	w->t1 = IQ_TIME_NONE;
 	if (sqlite3_prepare_v2(iq_store_db(s),
+			       /* one aggregate per subquery: each is then one step of an index */
 			       "SELECT min(ts), max(ts) FROM gpu_samples WHERE ts IS NOT NULL"
-			       " UNION ALL SELECT min(ts), max(ts) FROM http_requests WHERE ts IS NOT NULL",
+			       " UNION ALL SELECT (SELECT min(ts) FROM http_requests WHERE ts IS NOT NULL),"
+			       " (SELECT max(ts) FROM http_requests WHERE ts IS NOT NULL)",
 			       -1, &q, NULL) != SQLITE_OK)
 		return -1;
 	while (sqlite3_step(q) == SQLITE_ROW) {
@@ -169,13 +171,144 @@ static int gpu_chart(struct iq_chart *c, struct iq_store *s, json_t *pat,
 	return 0;
 }
 
+/* ---- the load balancer per minute, for the 5xx and upstream charts ---- */
+
+/* Per minute from t0 (a minute boundary) over nmin minutes: responses
+ * >= 500 and each upstream address's attempts, from one read of
+ * http_requests and http_upstreams in record_id order (merged; an attempt
+ * read out of that order takes its request's time from a lookup). */
+struct lbmin {
+	int64_t t0;
+	size_t nmin;
+	long *e5xx;
+	char **addr;
+	long **att;
+	size_t naddr;
+	int ok;
+};
+
+#define LBMIN_CELLS (4u << 20) /* most address-minutes kept; past that, SQL per chart */
+
+static long *lbmin_series(struct lbmin *m, const char *addr)
+{
+	for (size_t i = 0; i < m->naddr; i++)
+		if (strcmp(m->addr[i], addr) == 0)
+			return m->att[i];
+	if ((m->naddr + 1) * m->nmin > LBMIN_CELLS) {
+		m->ok = 0;
+		return NULL;
+	}
+	m->addr = iq_xrealloc(m->addr, (m->naddr + 1) * sizeof *m->addr);
+	m->att = iq_xrealloc(m->att, (m->naddr + 1) * sizeof *m->att);
+	m->addr[m->naddr] = iq_xstrdup(addr);
+	m->att[m->naddr] = iq_xcalloc(m->nmin ? m->nmin : 1, sizeof **m->att);
+	return m->att[m->naddr++];
+}
+
+static void lbmin_load(struct lbmin *m, struct iq_store *s, int64_t t0, int64_t t1)
+{
+	const int64_t minute = 60 * IQ_NS_PER_SEC;
+	memset(m, 0, sizeof *m);
+	m->t0 = t0;
+	m->nmin = t1 > t0 ? (size_t)((t1 - t0 + minute - 1) / minute) : 0;
+	m->ok = m->nmin > 0 && m->nmin <= LBMIN_CELLS;
+	if (!m->ok)
+		return;
+	m->e5xx = iq_xcalloc(m->nmin, sizeof *m->e5xx);
+	sqlite3 *db = iq_store_db(s);
+	sqlite3_stmt *rq = NULL, *uq = NULL, *lq = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT record_id, ts, status FROM http_requests ORDER BY record_id", -1, &rq,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT record_id, addr FROM http_upstreams", -1, &uq, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT ts FROM http_requests WHERE record_id = ?1", -1, &lq, NULL) != SQLITE_OK) {
+		m->ok = 0;
+		goto done;
+	}
+	int urow = sqlite3_step(uq) == SQLITE_ROW;
+	for (;;) {
+		int rrow = sqlite3_step(rq) == SQLITE_ROW;
+		int64_t rid = rrow ? sqlite3_column_int64(rq, 0) : INT64_MAX;
+		int has_ts = rrow && sqlite3_column_type(rq, 1) != SQLITE_NULL;
+		int64_t ts = has_ts ? sqlite3_column_int64(rq, 1) : 0;
+		int in = has_ts && ts >= t0 && ts < t1;
+		if (in && sqlite3_column_int64(rq, 2) >= 500)
+			m->e5xx[(ts - t0) / minute]++;
+		while (urow && sqlite3_column_int64(uq, 0) <= rid) {
+			int64_t uid = sqlite3_column_int64(uq, 0);
+			int64_t uts = ts;
+			int uin = in;
+			if (uid != rid) {
+				sqlite3_bind_int64(lq, 1, uid);
+				uin = sqlite3_step(lq) == SQLITE_ROW && sqlite3_column_type(lq, 0) != SQLITE_NULL;
+				uts = uin ? sqlite3_column_int64(lq, 0) : 0;
+				uin = uin && uts >= t0 && uts < t1;
+				sqlite3_reset(lq);
+			}
+			const char *addr = (const char *)sqlite3_column_text(uq, 1);
+			if (uin && addr) {
+				long *ser = lbmin_series(m, addr);
+				if (!ser)
+					goto done;
+				ser[(uts - t0) / minute]++;
+			}
+			urow = sqlite3_step(uq) == SQLITE_ROW;
+		}
+		if (!rrow)
+			break;
+	}
+done:
+	sqlite3_finalize(rq);
+	sqlite3_finalize(uq);
+	sqlite3_finalize(lq);
+}
+
+static void lbmin_release(struct lbmin *m)
+{
+	for (size_t i = 0; i < m->naddr; i++) {
+		free(m->addr[i]);
+		free(m->att[i]);
+	}
+	free(m->addr);
+	free(m->att);
+	free(m->e5xx);
+	memset(m, 0, sizeof *m);
+}
+
+/* Does the per-minute data cover chart c (its buckets whole minutes from
+ * m's start)? */
+static int lbmin_fits(const struct lbmin *m, const struct iq_chart *c)
+{
+	const int64_t minute = 60 * IQ_NS_PER_SEC;
+	return m && m->ok && c->t0 == m->t0 && c->step % minute == 0 &&
+	       c->t0 + (int64_t)c->nb * c->step <= m->t0 + (int64_t)m->nmin * minute;
+}
+
 /* Load-balancer 5xx responses per bucket (a minute when the window allows). */
 static int lb5xx_chart(struct iq_chart *c, struct iq_store *s, json_t *pat, const struct win *w,
-		       size_t nb, const char *lang)
+		       size_t nb, const struct lbmin *lm, const char *lang)
 {
 	chart_init(c, "lb-5xx");
 	sqlite3_stmt *q;
 	bucket(c, w, nb, 1);
+	double mx = 0;
+	long any = 0;
+	if (lbmin_fits(lm, c)) {
+		/* the same as the query below, from the minutes */
+		series_new(c, 1, 0);
+		snprintf(c->ser[0].name, sizeof c->ser[0].name, "%s", iq_msg(lang, "chart.5xx.series"));
+		size_t per = (size_t)(c->step / (60 * IQ_NS_PER_SEC));
+		size_t nm = (size_t)c->nb * per;
+		for (size_t j = 0; j < nm; j++) {
+			if (!lm->e5xx[j])
+				continue;
+			size_t b = j / per;
+			c->ser[0].y[b] += (double)lm->e5xx[j];
+			if (c->ser[0].y[b] > mx)
+				mx = c->ser[0].y[b];
+			any++;
+		}
+		goto labels;
+	}
 	if (sqlite3_prepare_v2(iq_store_db(s),
 			       "SELECT (ts - ?1) / ?2, count(*) FROM http_requests WHERE status >= 500"
 			       " AND ts >= ?1 AND ts < ?3 GROUP BY 1 ORDER BY 1", -1, &q, NULL) != SQLITE_OK)
@@ -185,8 +318,6 @@ static int lb5xx_chart(struct iq_chart *c, struct iq_store *s, json_t *pat, cons
 	sqlite3_bind_int64(q, 1, c->t0);
 	sqlite3_bind_int64(q, 2, c->step);
 	sqlite3_bind_int64(q, 3, c->t0 + (int64_t)c->nb * c->step);
-	double mx = 0;
-	long any = 0;
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		int64_t b = sqlite3_column_int64(q, 0);
 		if (b >= 0 && b < (int64_t)c->nb) {
@@ -196,6 +327,7 @@ static int lb5xx_chart(struct iq_chart *c, struct iq_store *s, json_t *pat, cons
 		}
 	}
 	sqlite3_finalize(q);
+labels:
 	if (!any)
 		return -1;
 	snprintf(c->title, sizeof c->title, "%s", iq_msg(lang, "chart.5xx.title"));
@@ -217,8 +349,22 @@ static int lb5xx_chart(struct iq_chart *c, struct iq_store *s, json_t *pat, cons
 }
 
 /* Upstream attempts per bucket, per upstream (the load shift). */
+struct addr_total {
+	const char *addr;
+	long n;
+	size_t i;
+};
+
+static int by_total(const void *a, const void *b)
+{
+	const struct addr_total *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->addr, y->addr);
+}
+
 static int upstream_chart(struct iq_chart *c, struct iq_store *s, json_t *pat,
-			  const struct win *w, size_t nb, const char *lang)
+			  const struct win *w, size_t nb, const struct lbmin *lm, const char *lang)
 {
 	chart_init(c, "upstreams");
 	sqlite3 *db = iq_store_db(s);
@@ -226,17 +372,39 @@ static int upstream_chart(struct iq_chart *c, struct iq_store *s, json_t *pat,
 	bucket(c, w, nb, 1);
 	int64_t end = c->t0 + (int64_t)c->nb * c->step;
 	char addr[IQ_CHART_SERIES][64];
+	const long *mins[IQ_CHART_SERIES] = {NULL};
 	size_t n = 0;
-	if (sqlite3_prepare_v2(db, "SELECT u.addr, count(*) FROM http_upstreams u"
-				   " JOIN http_requests h ON h.record_id = u.record_id"
-				   " WHERE u.addr IS NOT NULL AND h.ts >= ?1 AND h.ts < ?2"
-				   " GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 8", -1, &q, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_int64(q, 1, c->t0);
-	sqlite3_bind_int64(q, 2, end);
-	while (sqlite3_step(q) == SQLITE_ROW && n < IQ_CHART_SERIES)
-		snprintf(addr[n++], sizeof addr[0], "%.63s", (const char *)sqlite3_column_text(q, 0));
-	sqlite3_finalize(q);
+	int fits = lbmin_fits(lm, c);
+	size_t per = fits ? (size_t)(c->step / (60 * IQ_NS_PER_SEC)) : 0;
+	if (fits) {
+		/* the eight busiest addresses of the window, as the query below */
+		struct addr_total *t = iq_xcalloc(lm->naddr ? lm->naddr : 1, sizeof *t);
+		size_t nt = 0;
+		for (size_t i = 0; i < lm->naddr; i++) {
+			long sum = 0;
+			for (size_t j = 0; j < (size_t)c->nb * per; j++)
+				sum += lm->att[i][j];
+			if (sum)
+				t[nt++] = (struct addr_total){lm->addr[i], sum, i};
+		}
+		qsort(t, nt, sizeof *t, by_total);
+		for (size_t i = 0; i < nt && n < IQ_CHART_SERIES; i++) {
+			mins[n] = lm->att[t[i].i];
+			snprintf(addr[n++], sizeof addr[0], "%.63s", t[i].addr);
+		}
+		free(t);
+	} else {
+		if (sqlite3_prepare_v2(db, "SELECT u.addr, count(*) FROM http_upstreams u"
+					   " JOIN http_requests h ON h.record_id = u.record_id"
+					   " WHERE u.addr IS NOT NULL AND h.ts >= ?1 AND h.ts < ?2"
+					   " GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 8", -1, &q, NULL) != SQLITE_OK)
+			return -1;
+		sqlite3_bind_int64(q, 1, c->t0);
+		sqlite3_bind_int64(q, 2, end);
+		while (sqlite3_step(q) == SQLITE_ROW && n < IQ_CHART_SERIES)
+			snprintf(addr[n++], sizeof addr[0], "%.63s", (const char *)sqlite3_column_text(q, 0));
+		sqlite3_finalize(q);
+	}
 	if (!n)
 		return -1;
 	series_new(c, n, 0);
@@ -264,6 +432,16 @@ static int upstream_chart(struct iq_chart *c, struct iq_store *s, json_t *pat,
 		else
 			snprintf(c->ser[i].name, sizeof c->ser[i].name, "%.63s", addr[i]);
 		sqlite3_reset(pq);
+		if (mins[i]) {
+			for (size_t j = 0; j < (size_t)c->nb * per; j++) {
+				size_t b = j / per;
+				if (!mins[i][j])
+					continue;
+				c->ser[i].y[b] += (double)mins[i][j];
+				mx = c->ser[i].y[b] > mx ? c->ser[i].y[b] : mx;
+			}
+			continue;
+		}
 		sqlite3_bind_int64(q, 1, c->t0);
 		sqlite3_bind_int64(q, 2, c->step);
 		sqlite3_bind_int64(q, 3, end);
@@ -334,8 +512,9 @@ static int pod_gantt(struct iq_gantt *g, struct iq_store *s, json_t *pat,
 	if (!g->nlanes)
 		return -1;
 	sqlite3_stmt *q = NULL;
-	sqlite3_prepare_v2(iq_store_db(s), "SELECT min(ts), max(ts), max(node) FROM records"
-					   " WHERE pod = ?1 AND ts IS NOT NULL", -1, &q, NULL);
+	/* through records_pod (pod, ts): the first and the last entry */
+	sqlite3_prepare_v2(iq_store_db(s), "SELECT (SELECT min(ts) FROM records WHERE pod = ?1 AND ts IS NOT NULL),"
+					   " (SELECT max(ts) FROM records WHERE pod = ?1 AND ts IS NOT NULL)", -1, &q, NULL);
 	for (size_t li = 0; li < g->nlanes; li++) {
 		struct iq_lane *l = &g->lanes[li];
 		int64_t first = g->t0, last = g->t1;
@@ -577,17 +756,23 @@ void iq_charts_section(FILE *out, json_t *doc, json_t *pat, struct iq_store *s,
 	fprintf(out, "%s\n\n", iq_msg(lang, "chart.intro"));
 	struct iq_chart *mc = iq_xcalloc(1, sizeof *mc), *sc = iq_xcalloc(1, sizeof *sc);
 	int any = 0;
+	/* one read of the LB tables for both sizes of both LB charts */
+	struct lbmin lm;
+	bucket(mc, &w, IQ_MERMAID_POINTS, 1);
+	bucket(sc, &w, IQ_CHART_MAX_BUCKETS, 1);
+	int64_t e1 = mc->t0 + (int64_t)mc->nb * mc->step, e2 = sc->t0 + (int64_t)sc->nb * sc->step;
+	lbmin_load(&lm, s, mc->t0, e1 > e2 ? e1 : e2);
 	for (int k = 0; k < 3; k++) {
 		int a, b;
 		if (k == 0) {
 			a = gpu_chart(mc, s, pat, &w, IQ_MERMAID_POINTS, lang);
 			b = a ? -1 : gpu_chart(sc, s, pat, &w, IQ_CHART_MAX_BUCKETS, lang);
 		} else if (k == 1) {
-			a = lb5xx_chart(mc, s, pat, &w, IQ_MERMAID_POINTS, lang);
-			b = a ? -1 : lb5xx_chart(sc, s, pat, &w, IQ_CHART_MAX_BUCKETS, lang);
+			a = lb5xx_chart(mc, s, pat, &w, IQ_MERMAID_POINTS, &lm, lang);
+			b = a ? -1 : lb5xx_chart(sc, s, pat, &w, IQ_CHART_MAX_BUCKETS, &lm, lang);
 		} else {
-			a = upstream_chart(mc, s, pat, &w, IQ_MERMAID_POINTS, lang);
-			b = a ? -1 : upstream_chart(sc, s, pat, &w, IQ_CHART_MAX_BUCKETS, lang);
+			a = upstream_chart(mc, s, pat, &w, IQ_MERMAID_POINTS, &lm, lang);
+			b = a ? -1 : upstream_chart(sc, s, pat, &w, IQ_CHART_MAX_BUCKETS, &lm, lang);
 		}
 		if (!a && !b) {
 			one_chart(out, mc, sc, lang, charts_dir, charts_href);
@@ -597,6 +782,7 @@ void iq_charts_section(FILE *out, json_t *doc, json_t *pat, struct iq_store *s,
 		free(sc->ser);
 		mc->ser = sc->ser = NULL;
 	}
+	lbmin_release(&lm);
 	free(mc);
 	free(sc);
 	struct iq_gantt *g = iq_xcalloc(1, sizeof *g);

@@ -159,6 +159,7 @@ struct pm {
 	const char *lang;
 	const struct iq_pack *pack;
 	const struct iq_report_opts *o;
+	struct iq_tpl_scan *scan;   /* the one read of the records */
 };
 
 #define M(key) iq_msg(p->lang, key)
@@ -1344,27 +1345,26 @@ static void section_coverage(struct pm *p)
 			fputc('\n', out);
 		sqlite3_finalize(q);
 	}
-	any = 0;
-	if (sqlite3_prepare_v2(db, "SELECT ts_how, count(*) FROM records WHERE ts_how NOT IN ('explicit')"
-				   " GROUP BY ts_how ORDER BY ts_how", -1, &q, NULL) == SQLITE_OK) {
-		while (sqlite3_step(q) == SQLITE_ROW) {
-			if (!any)
-				fprintf(out, "### %s\n\n", M("cov.times"));
-			any = 1;
-			const char *how = (const char *)sqlite3_column_text(q, 0);
-			char key[64];
-			snprintf(key, sizeof key, "tshow.%s", how);
-			const char *what = iq_msg(p->lang, key);
-			if (strcmp(what, key) == 0)
-				what = M("tshow.inherited");
-			fprintf(out, "- %lld %s (`", sqlite3_column_int64(q, 1), what);
-			put(p, how, 32);
-			fputs("`).\n", out);
-		}
-		if (any)
-			fputc('\n', out);
-		sqlite3_finalize(q);
+	/* records per time source but "explicit" (SELECT ts_how, count(*) FROM
+	 * records WHERE ts_how <> 'explicit' GROUP BY ts_how), from the scan */
+	const char *how;
+	long long nhow;
+	size_t hows = iq_tpl_scan_ts_how(p->scan, 0, &how, &nhow);
+	for (size_t k = 0; k < hows; k++) {
+		iq_tpl_scan_ts_how(p->scan, k, &how, &nhow);
+		if (!k)
+			fprintf(out, "### %s\n\n", M("cov.times"));
+		char key[64];
+		snprintf(key, sizeof key, "tshow.%s", how);
+		const char *what = iq_msg(p->lang, key);
+		if (strcmp(what, key) == 0)
+			what = M("tshow.inherited");
+		fprintf(out, "- %lld %s (`", nhow, what);
+		put(p, how, 32);
+		fputs("`).\n", out);
 	}
+	if (hows)
+		fputc('\n', out);
 	fprintf(out, "### %s\n\n", M("cov.skew"));
 	json_t *sk = json_object_get(p->doc, "clock_skew");
 	if (json_array_size(sk)) {
@@ -1447,7 +1447,7 @@ int iq_render_postmortem(json_t *doc, struct iq_store *s, const struct iq_report
 	struct iq_report_opts def = {0};
 	if (!o)
 		o = &def;
-	struct pm pm = {out, doc, NULL, s, o->lang && strcmp(o->lang, "tr") == 0 ? "tr" : "en", NULL, o};
+	struct pm pm = {out, doc, NULL, s, o->lang && strcmp(o->lang, "tr") == 0 ? "tr" : "en", NULL, o, NULL};
 	struct pm *p = &pm;
 	size_t i;
 	json_t *e;
@@ -1468,6 +1468,9 @@ int iq_render_postmortem(json_t *doc, struct iq_store *s, const struct iq_report
 	}
 	if (rs && pm.pat)
 		pm.pack = iq_rules_find(rs, str(pm.pat, "id"));
+	/* the read of all records runs while the sections before the
+	 * coverage are written */
+	pm.scan = iq_tpl_scan_start(s);
 	header(p);
 	if (pm.pat) {
 		section_summary(p);
@@ -1487,7 +1490,8 @@ int iq_render_postmortem(json_t *doc, struct iq_store *s, const struct iq_report
 	}
 	section_coverage(p);
 	section_reproduce(p);
-	iq_tpl_appendix(out, s, pm.lang);
+	iq_tpl_appendix(out, pm.scan, pm.lang);
+	iq_tpl_scan_free(pm.scan);
 	if (own_used)
 		iq_rules_release(&own);
 	return ferror(out) ? IQ_ERR_INPUT : 0;

@@ -114,10 +114,29 @@ void iq_charts_section(FILE *out, json_t *doc, json_t *pat, struct iq_store *s,
 
 /* ---- templates.c ---- */
 
+/* One read of the records for the postmortem: the unexplained-errors
+ * table (the rows iq_tpl_sql selects, in record order) and the count of
+ * records per time source other than "explicit". _start begins it (in a
+ * thread of its own, on a connection of its own, when the database is a
+ * file) and never returns NULL; _wait waits for it (or reads now); the
+ * other calls wait first. Caller frees with iq_tpl_scan_free. */
+struct iq_tpl_scan;
+struct iq_tpl_scan *iq_tpl_scan_start(struct iq_store *s);
+void iq_tpl_scan_wait(struct iq_tpl_scan *sc);
+void iq_tpl_scan_free(struct iq_tpl_scan *sc);
+/* The i-th time source (in name order) and its count; returns how many
+ * there are (then *how and *n are set only for i below that). */
+size_t iq_tpl_scan_ts_how(struct iq_tpl_scan *sc, size_t i, const char **how, long long *n);
 /* The unexplained-errors appendix: error and warning records no signal
  * explained, grouped into templates (bounded memory), the top ones as a
  * table. */
-void iq_tpl_appendix(FILE *out, struct iq_store *s, const char *lang);
+void iq_tpl_appendix(FILE *out, struct iq_tpl_scan *sc, const char *lang);
+/* How many records the read kept (and, in *overflow when not NULL, how
+ * many of them fell outside the templates kept). */
+long iq_tpl_scan_records(struct iq_tpl_scan *sc, long *overflow);
+/* Every template of the read, one a line with all it holds, in the
+ * appendix's order (for tests: the appendix shows the first few only). */
+void iq_tpl_dump(FILE *out, struct iq_tpl_scan *sc);
 /* The SQL that selects those records (for the reproduce section). */
 extern const char iq_tpl_sql[];
 

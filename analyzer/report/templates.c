@@ -1,9 +1,11 @@
 /* templates.c: the unexplained-errors appendix. Error and warning records
  * that no signal explained are masked into templates (Drain-style: the
  * variable tokens replaced by placeholders) and counted in a bounded hash
- * table while the query streams, so that what the rules do not know yet
- * is still seen. */
+ * table during one read of the records (which also counts their time
+ * sources for the coverage section), so that what the rules do not know
+ * yet is still seen. iq_tpl_sql says in SQL what the read selects. */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,6 +203,7 @@ struct tpl {
 	char *example, *file;
 	long long line;
 	int64_t example_ts;
+	size_t seq;               /* the order the table met it in */
 };
 
 struct table {
@@ -217,24 +220,19 @@ static uint32_t fnv(const char *s)
 	return h;
 }
 
-static const char *col(sqlite3_stmt *q, int i)
-{
-	const char *t = (const char *)sqlite3_column_text(q, i);
-	return t ? t : "";
-}
-
-static void add_row(struct table *t, sqlite3_stmt *q)
+/* One record of the appendix: text is what substr(text, 1, 2000) gives. */
+static void add_row(struct table *t, int has_ts, int64_t ts, const char *node, const char *text,
+		    const char *file, long long line)
 {
 	char key[TPL_KEY];
-	const char *text = col(q, 2);
 	iq_tpl_mask(text, strlen(text), key, sizeof key);
 	t->records++;
 	uint32_t h = fnv(key) & (TPL_SLOTS - 1);
 	while (t->slot[h] && strcmp(t->slot[h]->key, key) != 0)
 		h = (h + 1) & (TPL_SLOTS - 1);
 	struct tpl *e = t->slot[h];
-	int has_ts = sqlite3_column_type(q, 0) != SQLITE_NULL;
-	int64_t ts = has_ts ? sqlite3_column_int64(q, 0) : IQ_TIME_NONE;
+	if (!has_ts)
+		ts = IQ_TIME_NONE;
 	if (!e) {
 		if (t->n >= TPL_CAP) {
 			t->overflow++;
@@ -244,8 +242,8 @@ static void add_row(struct table *t, sqlite3_stmt *q)
 		e->key = iq_xstrdup(key);
 		e->first = e->last = IQ_TIME_NONE;
 		e->example_ts = IQ_TIME_NONE;
+		e->seq = t->n++;
 		t->slot[h] = e;
-		t->n++;
 	}
 	e->count++;
 	if (has_ts) {
@@ -259,11 +257,10 @@ static void add_row(struct table *t, sqlite3_stmt *q)
 		free(e->example);
 		free(e->file);
 		e->example = iq_xstrndup(text, strnlen(text, 400));
-		e->file = iq_xstrdup(col(q, 3));
-		e->line = sqlite3_column_int64(q, 4);
+		e->file = iq_xstrdup(file);
+		e->line = line;
 		e->example_ts = ts;
 	}
-	const char *node = col(q, 1);
 	if (*node) {
 		int seen = 0;
 		for (int i = 0; i < e->nnodes; i++)
@@ -273,6 +270,435 @@ static void add_row(struct table *t, sqlite3_stmt *q)
 		else if (!seen)
 			e->more_nodes = 1;
 	}
+}
+
+/* ---- the filter of iq_tpl_sql, in C ---- */
+
+/* severity IN ('ERROR', 'WARN', ...) of iq_tpl_sql. */
+static int error_severity(const char *s, size_t n)
+{
+	static const char *const by_first[][4] = {
+		{"ERROR", "E", "Error", NULL}, {"WARN", "WARNING", "W", "Warning"}, {"error", "err", NULL, NULL},
+		{"CRITICAL", NULL, NULL, NULL}, {"FATAL", "F", NULL, NULL}, {"warning", NULL, NULL, NULL},
+		{"fatal", NULL, NULL, NULL}, {"critical", "crit", NULL, NULL},
+	};
+	static const char first[] = "EWeCFwfc";
+	if (!s || !n || n > 8)
+		return 0;
+	const char *f = strchr(first, s[0]);
+	if (!f || !*f)
+		return 0;
+	for (int i = 0; i < 4 && by_first[f - first][i]; i++)
+		if (strlen(by_first[f - first][i]) == n && memcmp(by_first[f - first][i], s, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* The words of iq_tpl_sql's LIKEs, lower case, and the offset of the
+ * byte the vector test pairs with the first. */
+static const struct {
+	const char *w;
+	size_t len, far;
+} words[] = {
+	{"error", 5, 4}, {"exception", 9, 8}, {"traceback", 9, 8}, {"fatal", 5, 4},
+	{"panic", 5, 4}, {"failed", 6, 5}, {"refused", 7, 6}, {"timed out", 9, 8},
+};
+
+/* Is one of the words at s (n bytes left), ASCII case folded as LIKE does? */
+static int word_at(const unsigned char *s, size_t n)
+{
+	for (size_t k = 0; k < IQ_ARRAY_LEN(words); k++) {
+		size_t l = words[k].len, i = 0;
+		if (l > n || (s[0] | 0x20) != (unsigned char)words[k].w[0])
+			continue;
+		while (i < l && (s[i] < 0x80 ? (unsigned char)tolower(s[i]) : s[i]) == (unsigned char)words[k].w[i])
+			i++;
+		if (i == l)
+			return 1;
+	}
+	return 0;
+}
+
+typedef unsigned char v16 __attribute__((vector_size(16)));
+
+static v16 load16(const unsigned char *p)
+{
+	v16 v;
+	memcpy(&v, p, sizeof v);
+	return v | (unsigned char)0x20;
+}
+
+static v16 splat(unsigned char c)
+{
+	v16 v;
+	memset(&v, c, sizeof v);
+	return v;
+}
+
+/* Candidate positions among the sixteen at b (which has 24 readable
+ * bytes): a word's first two letters there and its last letter "far"
+ * bytes on (all folded with 0x20). One byte per position, nonzero for a
+ * candidate; returns whether there is any. */
+static int candidates(const unsigned char *b, unsigned char out[16])
+{
+	const v16 A = splat('a'), C = splat('c'), D = splat('d'), E = splat('e'), F = splat('f');
+	const v16 I = splat('i'), K = splat('k'), L = splat('l'), N = splat('n'), P = splat('p');
+	const v16 R = splat('r'), T = splat('t'), X = splat('x');
+	v16 v0 = load16(b), v1 = load16(b + 1), v4 = load16(b + 4), v5 = load16(b + 5);
+	v16 v6 = load16(b + 6), v8 = load16(b + 8);
+	v16 m = (v16)((v0 == E) & (((v1 == R) & (v4 == R)) | ((v1 == X) & (v8 == N)))) |
+		(v16)((v0 == T) & (((v1 == R) & (v8 == K)) | ((v1 == I) & (v8 == T)))) |
+		(v16)((v0 == F) & (v1 == A) & ((v4 == L) | (v5 == D))) |
+		(v16)((v0 == P) & (v1 == A) & (v4 == C)) |
+		(v16)((v0 == R) & (v1 == E) & (v6 == D));
+	uint64_t lo, hi;
+	memcpy(&lo, &m, 8);
+	memcpy(&hi, (const char *)&m + 8, 8);
+	memcpy(out, &m, 16);
+	return (lo | hi) != 0;
+}
+
+/* Does s (n bytes) hold one of the words? Sixteen positions at a time
+ * (the last ones from a zero-padded copy: a zero byte is no letter), the
+ * candidates checked one by one. */
+static int has_word(const unsigned char *s, size_t n)
+{
+	unsigned char m[16];
+	size_t i = 0;
+	for (; i + 24 <= n; i += 16)
+		if (candidates(s + i, m))
+			for (size_t j = 0; j < 16; j++)
+				if (m[j] && word_at(s + i + j, n - i - j))
+					return 1;
+	unsigned char pad[48] = {0};
+	memcpy(pad, s + i, n - i);
+	for (size_t k = 0; k < n - i; k += 16)
+		if (candidates(pad + k, m))
+			for (size_t j = 0; j < 16 && k + j < n - i; j++)
+				if (m[j] && word_at(s + i + k + j, n - i - k - j))
+					return 1;
+	return 0;
+}
+
+/* r.text LIKE '%error%' OR ... : LIKE reads the text up to its first NUL. */
+static int error_words(const char *text, size_t n)
+{
+	const char *z = memchr(text, '\0', n);
+	return has_word((const unsigned char *)text, z ? (size_t)(z - text) : n);
+}
+
+static int kind_of_text(const unsigned char *k)
+{
+	return k && ((k[0] == 'l' && strcmp((const char *)k, "log") == 0) ||
+		     (k[0] == 'k' && strcmp((const char *)k, "kernel") == 0) ||
+		     (k[0] == 'e' && strcmp((const char *)k, "event") == 0));
+}
+
+static int by_how(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One part of the read: a range of record ids, on a connection of its
+ * own, into a table of its own. */
+struct part {
+	struct table *t;
+	struct {
+		char *how;
+		long long n;
+	} how[16];
+	size_t nhow;
+	int ok;
+	sqlite3 *db;              /* owned when own is set */
+	int own;
+	int64_t lo, hi;           /* ids lo..hi */
+	pthread_t th;
+	int threaded;
+};
+
+struct iq_tpl_scan {
+	struct iq_store *s;
+	struct part part[2];
+	size_t nparts;
+	int done;
+};
+
+/* iq_tpl_row(ts_how, kind, severity, text): the filter of iq_tpl_sql but
+ * its NOT IN, as a function the scan's WHERE calls once per record (which
+ * is also where the records are counted by time source, so that the one
+ * read serves both). Only the records it keeps have their other columns
+ * read. */
+static void tpl_row(sqlite3_context *ctx, int argc, sqlite3_value **v)
+{
+	struct part *sc = sqlite3_user_data(ctx);
+	IQ_UNUSED(argc);
+	const unsigned char *how = sqlite3_value_text(v[0]);
+	if (how && !(how[0] == 'e' && strcmp((const char *)how, "explicit") == 0)) {
+		size_t k = 0;
+		while (k < sc->nhow && strcmp(sc->how[k].how, (const char *)how) != 0)
+			k++;
+		if (k == sc->nhow && k < IQ_ARRAY_LEN(sc->how)) {
+			sc->how[k].how = iq_xstrdup((const char *)how);
+			sc->how[k].n = 0;
+			sc->nhow++;
+		}
+		if (k < sc->nhow)
+			sc->how[k].n++;
+	}
+	const char *sev = (const char *)sqlite3_value_text(v[2]);
+	int keep = sev && error_severity(sev, (size_t)sqlite3_value_bytes(v[2]));
+	if (!keep && kind_of_text(sqlite3_value_text(v[1]))) {
+		const char *text = (const char *)sqlite3_value_text(v[3]);
+		keep = text && error_words(text, (size_t)sqlite3_value_bytes(v[3]));
+	}
+	sqlite3_result_int(ctx, keep);
+}
+
+/* Reads the records lo..hi of part p into table t (its own, or another
+ * part's when a read is done again). */
+static void part_run(struct part *p, struct table *t)
+{
+	sqlite3 *db = p->db;
+	sqlite3_stmt *fq = NULL, *q = NULL;
+	char **paths = NULL;
+	size_t npaths = 0;
+	if (sqlite3_create_function(db, "iq_tpl_row", 4, SQLITE_UTF8, p, tpl_row, NULL, NULL) != SQLITE_OK)
+		return;
+	if (sqlite3_prepare_v2(db, "SELECT id, path FROM files ORDER BY id", -1, &fq, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT r.ts, r.node, substr(r.text, 1, 2000), r.file_id, r.line FROM records r"
+			       " WHERE r.id BETWEEN ?1 AND ?2 AND iq_tpl_row(r.ts_how, r.kind, r.severity, r.text)"
+			       " AND r.id NOT IN (SELECT record_id FROM signal_matches) ORDER BY r.id",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto done;
+	while (sqlite3_step(fq) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(fq, 0);
+		if (id < 0 || id > (int64_t)1 << 24)
+			continue;
+		if ((size_t)id >= npaths) {
+			size_t nn = (size_t)id + 64;
+			paths = iq_xrealloc(paths, nn * sizeof *paths);
+			memset(paths + npaths, 0, (nn - npaths) * sizeof *paths);
+			npaths = nn;
+		}
+		paths[id] = iq_xstrdup((const char *)sqlite3_column_text(fq, 1));
+	}
+	sqlite3_bind_int64(q, 1, p->lo);
+	sqlite3_bind_int64(q, 2, p->hi);
+	int rc;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		const char *text = (const char *)sqlite3_column_text(q, 2);
+		const char *node = (const char *)sqlite3_column_text(q, 1);
+		int64_t fid = sqlite3_column_int64(q, 3);
+		const char *file = fid >= 0 && (size_t)fid < npaths && paths[fid] ? paths[fid] : "";
+		add_row(t, sqlite3_column_type(q, 0) != SQLITE_NULL, sqlite3_column_int64(q, 0),
+			node ? node : "", text ? text : "", file, sqlite3_column_int64(q, 4));
+	}
+	p->ok = rc == SQLITE_DONE;
+done:
+	sqlite3_finalize(fq);
+	sqlite3_finalize(q);
+	for (size_t i = 0; i < npaths; i++)
+		free(paths[i]);
+	free(paths);
+	sqlite3_create_function(db, "iq_tpl_row", 4, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+}
+
+static void *part_thread(void *u)
+{
+	struct part *p = u;
+	part_run(p, p->t);
+	return NULL;
+}
+
+static void table_free(struct table *t)
+{
+	for (size_t i = 0; t && i < TPL_SLOTS; i++) {
+		struct tpl *e = t->slot[i];
+		if (!e)
+			continue;
+		free(e->key);
+		free(e->example);
+		free(e->file);
+		free(e);
+	}
+	free(t);
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct tpl *x = *(struct tpl *const *)a, *y = *(struct tpl *const *)b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Adds table b, read after table a, to a: what reading b's records into a
+ * would have given, b's templates taken in the order b met them. b must
+ * not have overflowed (its rows of a dropped template could belong to one
+ * of a's). Empties b. */
+static void table_merge(struct table *a, struct table *b)
+{
+	struct tpl **bs = iq_xmalloc((b->n ? b->n : 1) * sizeof *bs);
+	size_t n = 0;
+	for (size_t i = 0; i < TPL_SLOTS; i++)
+		if (b->slot[i]) {
+			bs[n++] = b->slot[i];
+			b->slot[i] = NULL;
+		}
+	qsort(bs, n, sizeof *bs, by_seq);
+	a->records += b->records;
+	for (size_t k = 0; k < n; k++) {
+		struct tpl *y = bs[k];
+		uint32_t h = fnv(y->key) & (TPL_SLOTS - 1);
+		while (a->slot[h] && strcmp(a->slot[h]->key, y->key) != 0)
+			h = (h + 1) & (TPL_SLOTS - 1);
+		struct tpl *x = a->slot[h];
+		if (!x) {
+			if (a->n >= TPL_CAP) {
+				a->overflow += y->count;
+				free(y->key);
+				free(y->example);
+				free(y->file);
+				free(y);
+				continue;
+			}
+			y->seq = a->n++;
+			a->slot[h] = y;
+			continue;
+		}
+		x->count += y->count;
+		if (y->first != IQ_TIME_NONE && (x->first == IQ_TIME_NONE || y->first < x->first))
+			x->first = y->first;
+		if (y->last != IQ_TIME_NONE && (x->last == IQ_TIME_NONE || y->last > x->last))
+			x->last = y->last;
+		if (y->example_ts != IQ_TIME_NONE && (x->example_ts == IQ_TIME_NONE || y->example_ts < x->example_ts)) {
+			free(x->example);
+			free(x->file);
+			x->example = y->example;
+			x->file = y->file;
+			x->line = y->line;
+			x->example_ts = y->example_ts;
+			y->example = y->file = NULL;
+		}
+		for (int i = 0; i < y->nnodes; i++) {
+			int seen = 0;
+			for (int j = 0; j < x->nnodes; j++)
+				seen |= strcmp(x->nodes[j], y->nodes[i]) == 0;
+			if (!seen && x->nnodes < TPL_NODES)
+				snprintf(x->nodes[x->nnodes++], sizeof x->nodes[0], "%s", y->nodes[i]);
+			else if (!seen)
+				x->more_nodes = 1;
+		}
+		x->more_nodes |= y->more_nodes;
+		free(y->key);
+		free(y->example);
+		free(y->file);
+		free(y);
+	}
+	b->n = 0;
+	free(bs);
+}
+
+static sqlite3 *open_own(const char *fn)
+{
+	sqlite3 *db = NULL;
+	if (sqlite3_open_v2(fn, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK)
+		return db;
+	sqlite3_close(db);
+	return NULL;
+}
+
+struct iq_tpl_scan *iq_tpl_scan_start(struct iq_store *s)
+{
+	struct iq_tpl_scan *sc = iq_xcalloc(1, sizeof *sc);
+	sc->s = s;
+	sqlite3 *db = iq_store_db(s);
+	int64_t lo = 0, hi = -1;
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(db, "SELECT min(id), max(id) FROM records", -1, &q, NULL) == SQLITE_OK) {
+		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+			lo = sqlite3_column_int64(q, 0);
+			hi = sqlite3_column_int64(q, 1);
+		}
+		sqlite3_finalize(q);
+	}
+	/* Two halves of the ids, each in a thread on a connection of its own
+	 * (without the API mutex: one thread uses it), while the rest of the
+	 * report is written; merged in order afterwards. Without a database
+	 * file, one part on the store's connection, read when waited for. */
+	const char *fn = sqlite3_db_filename(db, "main");
+	sqlite3 *c0 = fn && *fn ? open_own(fn) : NULL;
+	sqlite3 *c1 = c0 && hi - lo >= 1024 ? open_own(fn) : NULL;
+	sc->nparts = c1 ? 2 : 1;
+	for (size_t i = 0; i < sc->nparts; i++) {
+		struct part *p = &sc->part[i];
+		p->t = iq_xcalloc(1, sizeof *p->t);
+		p->db = i ? c1 : c0 ? c0 : db;
+		p->own = i ? 1 : c0 != NULL;
+		p->lo = i ? lo + (hi - lo) / 2 + 1 : lo;
+		p->hi = sc->nparts == 2 && !i ? lo + (hi - lo) / 2 : hi;
+		if (p->own && pthread_create(&p->th, NULL, part_thread, p) == 0)
+			p->threaded = 1;
+	}
+	return sc;
+}
+
+void iq_tpl_scan_wait(struct iq_tpl_scan *sc)
+{
+	if (sc->done)
+		return;
+	sc->done = 1;
+	for (size_t i = 0; i < sc->nparts; i++) {
+		struct part *p = &sc->part[i];
+		if (p->threaded)
+			pthread_join(p->th, NULL);
+		else
+			part_run(p, p->t);
+	}
+	if (sc->nparts == 2) {
+		struct part *a = &sc->part[0], *b = &sc->part[1];
+		if (b->t->overflow) {
+			/* the second half met more templates than a table holds: read
+			 * it again into the first one, as one read would have */
+			table_free(b->t);
+			b->t = iq_xcalloc(1, sizeof *b->t);
+			b->nhow = 0;
+			for (size_t k = 0; k < IQ_ARRAY_LEN(b->how); k++) {
+				free(b->how[k].how);
+				b->how[k].how = NULL;
+			}
+			part_run(b, a->t);
+		} else {
+			table_merge(a->t, b->t);
+		}
+		a->ok = a->ok && b->ok;
+		for (size_t k = 0; k < b->nhow; k++) {
+			size_t j = 0;
+			while (j < a->nhow && strcmp(a->how[j].how, b->how[k].how) != 0)
+				j++;
+			if (j == a->nhow && j < IQ_ARRAY_LEN(a->how)) {
+				a->how[j].how = iq_xstrdup(b->how[k].how);
+				a->how[j].n = 0;
+				a->nhow++;
+			}
+			if (j < a->nhow)
+				a->how[j].n += b->how[k].n;
+		}
+	}
+	struct part *a = &sc->part[0];
+	/* in the order of "GROUP BY ts_how ORDER BY ts_how" */
+	qsort(a->how, a->nhow, sizeof a->how[0], by_how);
+}
+
+size_t iq_tpl_scan_ts_how(struct iq_tpl_scan *sc, size_t i, const char **how, long long *n)
+{
+	if (!sc)
+		return 0;
+	iq_tpl_scan_wait(sc);
+	const struct part *a = &sc->part[0];
+	if (i >= a->nhow)
+		return a->nhow;
+	*how = a->how[i].how;
+	*n = a->how[i].n;
+	return a->nhow;
 }
 
 static int by_count(const void *a, const void *b)
@@ -285,27 +711,70 @@ static int by_count(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
+void iq_tpl_dump(FILE *out, struct iq_tpl_scan *sc)
+{
+	iq_tpl_scan_wait(sc);
+	const struct table *t = sc->part[0].t;
+	struct tpl **all = iq_xmalloc((t->n ? t->n : 1) * sizeof *all);
+	size_t n = 0;
+	for (size_t i = 0; i < TPL_SLOTS; i++)
+		if (t->slot[i])
+			all[n++] = t->slot[i];
+	qsort(all, n, sizeof *all, by_count);
+	fprintf(out, "records %ld overflow %ld templates %zu\n", t->records, t->overflow, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct tpl *e = all[i];
+		fprintf(out, "%ld %lld %lld %s:%lld %lld [", e->count, (long long)e->first, (long long)e->last,
+			e->file, e->line, (long long)e->example_ts);
+		for (int k = 0; k < e->nnodes; k++)
+			fprintf(out, "%s%s", k ? "," : "", e->nodes[k]);
+		fprintf(out, "%s] %s | %s\n", e->more_nodes ? ",..." : "", e->key, e->example);
+	}
+	free(all);
+}
+
+long iq_tpl_scan_records(struct iq_tpl_scan *sc, long *overflow)
+{
+	iq_tpl_scan_wait(sc);
+	if (overflow)
+		*overflow = sc->part[0].t->overflow;
+	return sc->part[0].t->records;
+}
+
+void iq_tpl_scan_free(struct iq_tpl_scan *sc)
+{
+	if (!sc)
+		return;
+	iq_tpl_scan_wait(sc);
+	for (size_t i = 0; i < sc->nparts; i++) {
+		struct part *p = &sc->part[i];
+		if (p->own)
+			sqlite3_close(p->db);
+		table_free(p->t);
+		for (size_t k = 0; k < p->nhow; k++)
+			free(p->how[k].how);
+	}
+	free(sc);
+}
+
 static void time_cell(FILE *out, int64_t t)
 {
 	char b[IQ_TIME_BUF];
 	fputs(t == IQ_TIME_NONE ? "–" : iq_time_fmt_ms(t, b), out);
 }
 
-void iq_tpl_appendix(FILE *out, struct iq_store *s, const char *lang)
+void iq_tpl_appendix(FILE *out, struct iq_tpl_scan *sc, const char *lang)
 {
+	if (sc)
+		iq_tpl_scan_wait(sc);
 	fprintf(out, "## %s\n\n", iq_msg(lang, "h.unexplained"));
-	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(iq_store_db(s), iq_tpl_sql, -1, &q, NULL) != SQLITE_OK) {
+	if (!sc || !sc->part[0].ok) {
 		fprintf(out, "_%s_\n\n", iq_msg(lang, "tpl.dberror"));
 		return;
 	}
-	struct table *t = iq_xcalloc(1, sizeof *t);
-	while (sqlite3_step(q) == SQLITE_ROW)
-		add_row(t, q);
-	sqlite3_finalize(q);
+	const struct table *t = sc->part[0].t;
 	if (!t->n) {
 		fprintf(out, "%s\n\n", iq_msg(lang, "tpl.none"));
-		free(t);
 		return;
 	}
 	struct tpl **all = iq_xmalloc(t->n * sizeof *all);
@@ -346,12 +815,5 @@ void iq_tpl_appendix(FILE *out, struct iq_store *s, const char *lang)
 		fputs(" |\n", out);
 	}
 	fputc('\n', out);
-	for (size_t i = 0; i < n; i++) {
-		free(all[i]->key);
-		free(all[i]->example);
-		free(all[i]->file);
-		free(all[i]);
-	}
 	free(all);
-	free(t);
 }

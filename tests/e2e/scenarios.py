@@ -56,20 +56,6 @@ CASES = [
 # Checks the analyzer currently gets wrong: "case-pattern: check-pattern"
 # (fnmatch on "scenario/seed/vN: check name") -> reason.
 KNOWN_FAILURES = {
-    "host-oom/*: host-oom attribution of *":
-        "detect/host.c attributes the kernel memcg kill of the vllm container's python3 to container "
-        "'log-shipper' (task_memcg names cri-containerd-<vllm cid>.scope, the cid of pods.json's vllm lastState)",
-    "host-oom/*: host-oom count (one per kill)":
-        "detect/host.c counts each worker kill twice (the kernel kill line and pods.json lastState OOMKilled "
-        "become separate attributions, the second with process/pid null): count 4 for 2 kills",
-    "cascade/2/*: surge window contains the failures":
-        "detect/lb.c starts the surge at 14:13 at seed 2: minute 14:12 has only 3 of 61 requests 5xx "
-        "(the first OOM's in-flight requests) against a baseline of 0, below its threshold",
-    "fragmentation/2/*: surge window contains the failures":
-        "same traffic as cascade seed 2 (see above): minute 14:12 has 3 5xx, the surge starts at 14:13",
-    "healthy/*: verdict host-memory-oom":
-        "host-memory-oom counts pods.json 'last terminated Error exit 137' (a liveness-probe SIGKILL) as its "
-        "host-oom signal and confirms; only OOMKilled or a kernel OOM-killer line is an OOM kill",
 }
 
 BIN = None

@@ -1,5 +1,7 @@
-/* test_report.c: the report's escaping (Markdown, XML) and the masking of
- * log lines into templates for the unexplained-errors appendix. */
+/* test_report.c: the report's escaping (Markdown, XML), the masking of
+ * log lines into templates for the unexplained-errors appendix, and the
+ * one read of the records behind it (the same rows as its SQL, the same
+ * table from two threaded halves as from one read). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +9,12 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../analyzer/report/report.h"
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../../analyzer/report/report_int.h"
 
 static char got[4096];
 
@@ -115,6 +122,246 @@ static void test_mask_is_bounded_and_squeezes_blanks(void **state)
 	assert_string_equal(small, "a b");
 }
 
+/* ---- the one read of the records (templates.c) ---- */
+
+static uint32_t rnd_state;
+
+static uint32_t rnd(uint32_t n)
+{
+	rnd_state = rnd_state * 1103515245u + 12345u;
+	return (rnd_state >> 8) % n;
+}
+
+/* A text with or without one of the appendix's words, in mixed case, at
+ * a random place (block edges, the tail, after a NUL...). */
+static size_t random_text(char *b, size_t cap)
+{
+	static const char *const words[] = {"error", "exception", "traceback", "fatal", "panic", "failed",
+					    "refused", "timed out"};
+	static const char *const near[] = {"erro", "errr", "exceptio", "trace back", "fata", "pani", "fail",
+					   "refuse", "timed  out", "timedout", "tim ed", "e\xc3\xa9rror", "r"};
+	static const char *const fill[] = {"server", "request", "retry", "alpha", "tiered", "fa", "re", "ex",
+					   "panicky", " ", "\xc3\xa7", "0x1f", "10.0.0.1", "--", "pod-7"};
+	size_t n = 0;
+	size_t parts = rnd(12);
+	int word_at = rnd(3) ? (int)rnd((uint32_t)parts + 1) : -1;
+	for (size_t i = 0; i <= parts && n + 40 < cap; i++) {
+		const char *w;
+		char tmp[32];
+		if ((int)i == word_at) {
+			snprintf(tmp, sizeof tmp, "%s", words[rnd(IQ_ARRAY_LEN(words))]);
+			for (char *c = tmp; *c; c++)
+				if (rnd(2))
+					*c = (char)toupper((unsigned char)*c);
+			w = tmp;
+		} else if (rnd(4) == 0) {
+			w = near[rnd(IQ_ARRAY_LEN(near))];
+		} else {
+			w = fill[rnd(IQ_ARRAY_LEN(fill))];
+		}
+		size_t l = strlen(w);
+		memcpy(b + n, w, l);
+		n += l;
+		if (rnd(10) == 0)
+			b[n++] = '\0'; /* LIKE stops here */
+		else if (rnd(2))
+			b[n++] = ' ';
+	}
+	return n;
+}
+
+struct tpl_db {
+	char path[64];
+	struct iq_store *s;
+};
+
+/* A database of n records: random kinds, severities, time sources,
+ * nodes and times, texts from text(i) (NULL: random_text; text may also
+ * set the node, and its times are close together), and signal matches on
+ * some. */
+static void tpl_db_make(struct tpl_db *t, const char *path, int n,
+			size_t (*text)(int i, char *b, size_t cap, char *node))
+{
+	static const char *const kinds[] = {"log", "log", "log", "kernel", "event", "http", "pod", "gpu"};
+	static const char *const sevs[] = {NULL, "INFO", "INFO", "ERROR", "WARN", "WARNING", "E", "W", "Warning",
+					   "error", "CRITICAL", "FATAL", "Error", "warning", "fatal", "critical",
+					   "F", "err", "crit", "Err", "ERRORS", "warn", "I", "", "C"};
+	static const char *const hows[] = {"explicit", "explicit", "explicit", "year_inferred", "assumed_utc",
+					   "inherited", "none"};
+	struct iq_diag d = {{0}};
+	snprintf(t->path, sizeof t->path, "%s", path);
+	if (strcmp(path, ":memory:") != 0)
+		unlink(path);
+	assert_int_equal(iq_store_open(path, 0, &t->s, &d), 0);
+	sqlite3 *db = iq_store_db(t->s);
+	assert_int_equal(sqlite3_exec(db, "BEGIN; INSERT INTO files(id, path, bundle) VALUES (1, 'b!a.log', 'b'),"
+				      " (2, 'b!k.log', 'b')", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_stmt *q, *m;
+	assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO records(id, file_id, line, nlines, ts, ts_how, kind,"
+					    " node, severity, text) VALUES (?1, ?2, ?1, 1, ?3, ?4, ?5, ?6, ?7, ?8)",
+					    -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO signal_matches VALUES (?1, 'p', 's', NULL)", -1, &m,
+					    NULL), SQLITE_OK);
+	char b[600];
+	for (int i = 1; i <= n; i++) {
+		char node[16];
+		snprintf(node, sizeof node, "n%u", rnd(7));
+		size_t len = text ? text(i, b, sizeof b, node) : random_text(b, sizeof b);
+		sqlite3_bind_int(q, 1, i);
+		sqlite3_bind_int(q, 2, 1 + (int)rnd(2));
+		if (rnd(8))
+			sqlite3_bind_int64(q, 3, (int64_t)1796047200000000000 +
+					   (int64_t)rnd(text ? 40 : 100000) * 1000000000);
+		else
+			sqlite3_bind_null(q, 3);
+		sqlite3_bind_text(q, 4, hows[rnd(IQ_ARRAY_LEN(hows))], -1, SQLITE_STATIC);
+		sqlite3_bind_text(q, 5, text ? "log" : kinds[rnd(IQ_ARRAY_LEN(kinds))], -1, SQLITE_STATIC);
+		if (rnd(6))
+			sqlite3_bind_text(q, 6, node, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(q, 6);
+		const char *sev = sevs[rnd(IQ_ARRAY_LEN(sevs))];
+		if (sev)
+			sqlite3_bind_text(q, 7, sev, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(q, 7);
+		sqlite3_bind_text(q, 8, b, (int)len, SQLITE_TRANSIENT);
+		assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+		sqlite3_reset(q);
+		if (rnd(20) == 0) {
+			sqlite3_bind_int(m, 1, i);
+			assert_int_equal(sqlite3_step(m), SQLITE_DONE);
+			sqlite3_reset(m);
+		}
+	}
+	sqlite3_finalize(q);
+	sqlite3_finalize(m);
+	assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+}
+
+static void tpl_db_close(struct tpl_db *t)
+{
+	iq_store_close(t->s);
+	if (strcmp(t->path, ":memory:") != 0)
+		unlink(t->path);
+}
+
+static int64_t scalar(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *q;
+	int64_t v = -1;
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		v = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return v;
+}
+
+/* The appendix of the database, in English, and every template the read
+ * kept. Caller frees. */
+static char *appendix(struct iq_store *s, long *kept)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	assert_non_null(f);
+	struct iq_tpl_scan *sc = iq_tpl_scan_start(s);
+	iq_tpl_appendix(f, sc, "en");
+	iq_tpl_dump(f, sc);
+	*kept = iq_tpl_scan_records(sc, NULL);
+	iq_tpl_scan_free(sc);
+	fclose(f);
+	return buf;
+}
+
+static void test_tpl_scan_keeps_what_the_sql_selects(void **state)
+{
+	(void)state;
+	struct tpl_db t;
+	rnd_state = 7;
+	tpl_db_make(&t, "/tmp/iq-test-tpl-a.db", 20000, NULL);
+	sqlite3 *db = iq_store_db(t.s);
+	char sql[2048];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM (%s)", iq_tpl_sql);
+	int64_t want = scalar(db, sql);
+	assert_true(want > 1000 && want < 19000);
+	struct iq_tpl_scan *sc = iq_tpl_scan_start(t.s);
+	long overflow;
+	assert_int_equal(iq_tpl_scan_records(sc, &overflow), want);
+	/* and the time sources, as GROUP BY ts_how gives them */
+	sqlite3_stmt *q;
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT ts_how, count(*) FROM records WHERE ts_how <> 'explicit'"
+					    " GROUP BY ts_how ORDER BY ts_how", -1, &q, NULL), SQLITE_OK);
+	size_t i = 0;
+	const char *how;
+	long long nh;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		assert_true(i < iq_tpl_scan_ts_how(sc, i, &how, &nh));
+		assert_string_equal(how, (const char *)sqlite3_column_text(q, 0));
+		assert_int_equal(nh, sqlite3_column_int64(q, 1));
+		i++;
+	}
+	assert_int_equal(iq_tpl_scan_ts_how(sc, i, &how, &nh), i);
+	assert_int_equal(i, 4);
+	sqlite3_finalize(q);
+	iq_tpl_scan_free(sc);
+	tpl_db_close(&t);
+}
+
+/* "error in unit <letters>": one template per distinct word, many of
+ * them (more than a table keeps); and 25 hot ones, which the appendix
+ * shows, with times that tie (the example is the first of the earliest)
+ * and up to four nodes in the first half, seven in the second. */
+static int tpl_first_half;
+static size_t many_templates(int i, char *b, size_t cap, char *node)
+{
+	int hot = rnd(3) == 0;
+	int k = hot ? (int)rnd(25) : tpl_first_half ? (i <= 6000 ? i % 3000 : 1500 + i % 3000) : i % 5000;
+	uint32_t h = (uint32_t)k;
+	char w[8];
+	size_t n = 0;
+	do {
+		w[n++] = (char)('a' + k % 26);
+		k /= 26;
+	} while (k && n < sizeof w - 1);
+	w[n] = '\0';
+	/* the first half: one to four nodes; the second: first those four
+	 * (or fewer), then seven */
+	if (hot)
+		snprintf(node, 16, "n%u", i <= 6000 ? rnd(1 + h % 4) : i <= 9000 ? rnd(4) : rnd(7));
+	return (size_t)snprintf(b, cap, "%s in %s %s", rnd(2) ? "error" : "Error", hot ? "hot" : "unit", w);
+}
+
+static void halves_as_one(int first_half, int n)
+{
+	tpl_first_half = first_half;
+	struct tpl_db f, m;
+	rnd_state = 11;
+	tpl_db_make(&f, "/tmp/iq-test-tpl-b.db", n, many_templates);
+	rnd_state = 11;
+	tpl_db_make(&m, ":memory:", n, many_templates);
+	long kf, km;
+	/* the file is read in two halves by two threads, the memory database
+	 * in one read: the same appendix */
+	char *a = appendix(f.s, &kf), *b = appendix(m.s, &km);
+	assert_int_equal(kf, km);
+	assert_int_equal(kf, scalar(iq_store_db(m.s), "SELECT count(*) FROM records r WHERE r.id NOT IN"
+				     " (SELECT record_id FROM signal_matches)"));
+	assert_string_equal(a, b);
+	assert_non_null(strstr(a, "more lines fell outside the first 4096 templates"));
+	free(a);
+	free(b);
+	tpl_db_close(&f);
+	tpl_db_close(&m);
+}
+
+static void test_tpl_scan_halves_merge_as_one_read(void **state)
+{
+	(void)state;
+	halves_as_one(1, 12000); /* the second half's templates merged into the first's */
+	halves_as_one(0, 30000); /* the second half overflows: read again into the first */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -126,6 +373,8 @@ int main(void)
 		cmocka_unit_test(test_mask_ids_addresses_and_strings),
 		cmocka_unit_test(test_mask_same_template_for_variants),
 		cmocka_unit_test(test_mask_is_bounded_and_squeezes_blanks),
+		cmocka_unit_test(test_tpl_scan_keeps_what_the_sql_selects),
+		cmocka_unit_test(test_tpl_scan_halves_merge_as_one_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,6 +54,7 @@ struct iq_store {
 	/* the file being written: its last record and time span */
 	int64_t cur_file, cur_last, cur_min_ts, cur_max_ts;
 	int in_tx;
+	int scratch;
 	long pending;
 	int readonly;
 };
@@ -164,6 +165,7 @@ int iq_store_scratch(struct iq_store *s, struct iq_diag *d)
 {
 	if (commit_tx(s))
 		return iq_diag_set(d, IQ_ERR_DB, "database: %s", sqlite3_errmsg(s->db));
+	s->scratch = 1;
 	return iq_store_exec(s, "PRAGMA journal_mode=OFF; PRAGMA locking_mode=EXCLUSIVE;", d);
 }
 
@@ -629,5 +631,12 @@ int iq_store_finish(struct iq_store *s)
 {
 	if (commit_tx(s))
 		return IQ_ERR_DB;
-	return iq_store_exec(s, iq_index_sql, NULL);
+	if (iq_store_exec(s, iq_index_sql, NULL))
+		return IQ_ERR_DB;
+	/* the load is over: let the report's reader threads open their own
+	 * connections (the exclusive lock goes at the next access) */
+	if (s->scratch)
+		return iq_store_exec(s, "PRAGMA locking_mode=NORMAL; SELECT count(*) FROM sqlite_master;",
+				     NULL);
+	return 0;
 }

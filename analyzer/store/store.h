@@ -68,7 +68,8 @@ int iq_store_file_end(struct iq_store *s, int64_t file_id, const struct iq_file_
 int iq_store_problem(struct iq_store *s, const char *path, const char *msg);
 int iq_store_meta(struct iq_store *s, const char *key, const char *value);
 
-/* Commits the open transaction and builds the indexes. */
+/* Commits the open transaction and builds the indexes; a scratch database
+ * gives up its exclusive lock, so that other connections may read it. */
 int iq_store_finish(struct iq_store *s);
 
 /* Commits the open transaction, if any (an interrupted run keeps what it

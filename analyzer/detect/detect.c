@@ -163,14 +163,13 @@ static int other_pack(struct det *x)
 	return det_verdict_rules(x);
 }
 
-/* Does the bundle hold log lines from pod containers? pod >= '' is
- * pod IS NOT NULL for a TEXT column, said so that the records_pod index
- * serves it: the first log record with a pod ends the search. */
+/* Does the bundle hold log lines from pod containers: a file whose path
+ * names a pod (a container log) with records? */
 static long container_logs(struct iq_store *s)
 {
 	sqlite3_stmt *q;
 	long n = 0;
-	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT EXISTS (SELECT 1 FROM records WHERE pod >= '' AND kind = 'log')",
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT EXISTS (SELECT 1 FROM files WHERE pod IS NOT NULL AND records > 0)",
 			       -1, &q, NULL) != SQLITE_OK)
 		return 0;
 	if (sqlite3_step(q) == SQLITE_ROW)

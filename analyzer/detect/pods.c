@@ -152,10 +152,13 @@ int det_recovery(struct det *x)
 		" WHERE f.restart >= 1 AND f.pod IS NOT NULL AND f.format IS NOT NULL"
 		"  AND f.path NOT LIKE '%.gz' AND f.path NOT GLOB '*.log.[0-9]*'"
 		" ORDER BY f.id";
-	/* the instance's first line: through records_pod (pod, ts), from the
-	 * death that ended the instance before it */
+	/* the instance's first line, from the death that ended the instance
+	 * before it: the file's first time when that is in the window, else
+	 * a scan of the file's own records (its id range) */
 	static const char first_sql[] =
-		"SELECT min(ts) FROM records WHERE pod = ?1 AND ts >= ?2 AND ts <= ?3 AND file_id = ?4";
+		"SELECT CASE WHEN f.first_ts BETWEEN ?2 AND ?3 THEN f.first_ts ELSE"
+		" (SELECT min(ts) FROM records WHERE id BETWEEN f.first_record AND f.last_record"
+		"  AND pod = ?1 AND ts >= ?2 AND ts <= ?3) END FROM files f WHERE f.id = ?4";
 	sqlite3_stmt *q, *fq;
 	int rc = det_prep(x, sql, &q);
 	if (rc)

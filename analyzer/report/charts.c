@@ -512,9 +512,10 @@ static int pod_gantt(struct iq_gantt *g, struct iq_store *s, json_t *pat,
 	if (!g->nlanes)
 		return -1;
 	sqlite3_stmt *q = NULL;
-	/* through records_pod (pod, ts): the first and the last entry */
-	sqlite3_prepare_v2(iq_store_db(s), "SELECT (SELECT min(ts) FROM records WHERE pod = ?1 AND ts IS NOT NULL),"
-					   " (SELECT max(ts) FROM records WHERE pod = ?1 AND ts IS NOT NULL)", -1, &q, NULL);
+	/* the first and the last entry of the pod's own files (their time
+	 * spans, kept by the writer) */
+	sqlite3_prepare_v2(iq_store_db(s), "SELECT min(first_ts), max(last_ts) FROM files WHERE pod = ?1",
+			   -1, &q, NULL);
 	for (size_t li = 0; li < g->nlanes; li++) {
 		struct iq_lane *l = &g->lanes[li];
 		int64_t first = g->t0, last = g->t1;

@@ -195,8 +195,10 @@ static int id_pairs(struct iq_store *s, const char *pod, const char *ip, struct 
 		    struct resol *res, struct iq_diag *d)
 {
 	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT ts, text FROM records WHERE pod = ?1 AND ts IS NOT NULL"
-			       " AND kind = 'log' AND instr(text, 'Received request ') > 0 ORDER BY ts LIMIT ?2",
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT r.ts, r.text FROM files f CROSS JOIN records r"
+			       " ON r.id BETWEEN f.first_record AND f.last_record WHERE f.pod = ?1"
+			       " AND +r.pod = ?1 AND r.ts IS NOT NULL AND +r.kind = 'log'"
+			       " AND instr(r.text, 'Received request ') > 0 ORDER BY r.ts LIMIT ?2",
 			       -1, &q, NULL) != SQLITE_OK)
 		return db_err(s, d);
 	sqlite3_bind_text(q, 1, pod, -1, SQLITE_STATIC);
@@ -301,8 +303,10 @@ static int access_pairs(struct iq_store *s, const char *pod, const char *ip, str
 			struct resol *res, struct iq_diag *d)
 {
 	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT ts, text FROM records WHERE pod = ?1 AND ts IS NOT NULL"
-			       " AND kind = 'log' AND instr(text, ' HTTP/') > 0 ORDER BY ts LIMIT 20000",
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT r.ts, r.text FROM files f CROSS JOIN records r"
+			       " ON r.id BETWEEN f.first_record AND f.last_record WHERE f.pod = ?1"
+			       " AND +r.pod = ?1 AND r.ts IS NOT NULL AND +r.kind = 'log'"
+			       " AND instr(r.text, ' HTTP/') > 0 ORDER BY r.ts LIMIT 20000",
 			       -1, &q, NULL) != SQLITE_OK)
 		return db_err(s, d);
 	sqlite3_bind_text(q, 1, pod, -1, SQLITE_STATIC);
@@ -514,7 +518,7 @@ static int by_deaths(struct iq_store *s, const char *node, struct est *e, struct
 static int by_starts(struct iq_store *s, const char *node, struct est *e, struct iq_diag *d)
 {
 	static const char sql[] =
-		"SELECT (SELECT min(r.ts) FROM records r JOIN files f2 ON f2.id = r.file_id"
+		"SELECT (SELECT min(f2.first_ts) FROM files f2"
 		"         WHERE f2.pod = f.pod AND f2.container = f.container AND f2.restart = f.restart),"
 		"  (SELECT CASE WHEN p.restart_count = f.restart THEN p.started_at"
 		"               WHEN p.restart_count - 1 = f.restart THEN p.last_started_at END"

@@ -198,7 +198,7 @@ static int id_pairs(struct iq_store *s, const char *pod, const char *ip, struct 
 	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT r.ts, r.text FROM files f CROSS JOIN records r"
 			       " ON r.id BETWEEN f.first_record AND f.last_record WHERE f.pod = ?1"
 			       " AND +r.pod = ?1 AND r.ts IS NOT NULL AND +r.kind = 'log'"
-			       " AND instr(r.text, 'Received request ') > 0 ORDER BY r.ts LIMIT ?2",
+			       " AND instr(r.text, 'Received request ') > 0 ORDER BY r.id LIMIT ?2",
 			       -1, &q, NULL) != SQLITE_OK)
 		return db_err(s, d);
 	sqlite3_bind_text(q, 1, pod, -1, SQLITE_STATIC);
@@ -295,6 +295,36 @@ struct lbreq {
 	char *path;
 };
 
+/* Sorts the access times t[0..n) and their paths together, by time, then
+ * by path (a stable, deterministic order). */
+struct tpath {
+	int64_t t;
+	char *path;
+};
+
+static int cmp_tpath(const void *a, const void *b)
+{
+	const struct tpath *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static void sort_by_time(int64_t *t, char **paths, size_t n)
+{
+	if (n < 2)
+		return;
+	struct tpath *v = iq_xmalloc(n * sizeof *v);
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct tpath){t[i], paths[i]};
+	qsort(v, n, sizeof *v, cmp_tpath);
+	for (size_t i = 0; i < n; i++) {
+		t[i] = v[i].t;
+		paths[i] = v[i].path;
+	}
+	free(v);
+}
+
 /* Basis 1b for one pod, without request ids: differences between its
  * access lines (written as the response leaves) and the LB's successful
  * responses from it with the same path, within PAIR_WINDOW; every pair of
@@ -306,7 +336,7 @@ static int access_pairs(struct iq_store *s, const char *pod, const char *ip, str
 	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT r.ts, r.text FROM files f CROSS JOIN records r"
 			       " ON r.id BETWEEN f.first_record AND f.last_record WHERE f.pod = ?1"
 			       " AND +r.pod = ?1 AND r.ts IS NOT NULL AND +r.kind = 'log'"
-			       " AND instr(r.text, ' HTTP/') > 0 ORDER BY r.ts LIMIT 20000",
+			       " AND instr(r.text, ' HTTP/') > 0 ORDER BY r.id LIMIT 20000",
 			       -1, &q, NULL) != SQLITE_OK)
 		return db_err(s, d);
 	sqlite3_bind_text(q, 1, pod, -1, SQLITE_STATIC);
@@ -326,6 +356,9 @@ static int access_pairs(struct iq_store *s, const char *pod, const char *ip, str
 		paths[np++] = iq_xstrndup(p.p, p.n);
 	}
 	sqlite3_finalize(q);
+	/* read in file order (the scan stops at the limit); the pairing
+	 * below wants time order */
+	sort_by_time(at.v, paths, at.n);
 	int rc = 0;
 	if (at.n && !(rc = lb_requests(s, pod, ip, at.v[0] - PAIR_WINDOW, at.v[at.n - 1] + PAIR_WINDOW, 1, &q, d))) {
 		struct lbreq *lb = NULL;

@@ -38,6 +38,7 @@ struct item {
 };
 
 struct triton {
+	long skipped_to;           /* the last line a skip emitted has counted */
 	struct frame st[MAX_DEPTH];
 	int depth;                 /* may exceed MAX_DEPTH: frames past it are nameless */
 	char field[NAME_MAX_LEN];  /* the field name waiting for its value */
@@ -161,7 +162,15 @@ static int flush_items(struct triton *p, const struct iq_parse_ctx *ctx)
 		memmove(&p->items[i + 1], &p->items[i], (best - i) * sizeof it);
 		p->items[i] = it;
 		if (it.reason) {
-			ctx->sink.skip(ctx->sink.u, it.line, it.n, it.reason, NULL, 0);
+			/* skips are emitted in line order: a line an earlier one
+			 * has counted (a broken entry inside a broken line's
+			 * span) is not counted twice */
+			long first = it.line > p->skipped_to ? it.line : p->skipped_to + 1;
+			long last = it.line + it.n - 1;
+			if (first <= last)
+				ctx->sink.skip(ctx->sink.u, first, last - first + 1, it.reason, NULL, 0);
+			if (last > p->skipped_to)
+				p->skipped_to = last;
 			continue;
 		}
 		struct iq_record r;

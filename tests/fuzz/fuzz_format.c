@@ -72,7 +72,12 @@ static int on_record(void *u, const struct iq_record *r)
 	FUZZ_CHECK(r->ts_how != IQ_TS_NONE || r->ts == IQ_TIME_NONE);
 	s->records++;
 	s->record_lines += r->nlines;
-	long last = r->line + r->nlines - 1;
+	/* a traceback is placed at its exception line; its lines run from
+	 * first_line (parse.h) */
+	FUZZ_CHECK(r->first_line == 0 || (r->first_line >= 1 && r->first_line <= r->line));
+	long start = r->first_line > 0 ? r->first_line : r->line;
+	FUZZ_CHECK(r->line <= start + r->nlines - 1);
+	long last = start + r->nlines - 1;
 	if (last > s->max_record_line)
 		s->max_record_line = last;
 	if (last > s->max_line)

@@ -115,15 +115,20 @@ int64_t iq_parse_size(const char *s, size_t n)
 		{"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"KB", 1e3},
 		{"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
 	};
-	for (size_t u = 0; u < IQ_ARRAY_LEN(units); u++) {
+	double mult = 0;
+	for (size_t u = 0; u < IQ_ARRAY_LEN(units) && !mult; u++) {
 		size_t ul = strlen(units[u].u);
 		if (n - i >= ul && strncmp(s + i, units[u].u, ul) == 0)
-			return (int64_t)(v * units[u].m + 0.5);
+			mult = units[u].m;
 	}
 	/* a bare number is a count of bytes ("allocate 7406166528") */
-	if (i >= n || !isalpha((unsigned char)s[i]))
-		return (int64_t)(v + 0.5);
-	return -1;
+	if (!mult && (i >= n || !isalpha((unsigned char)s[i])))
+		mult = 1;
+	double bytes = v * mult + 0.5;
+	/* NaN, negative or past what int64 holds is not a size */
+	if (!mult || !(bytes >= 0 && bytes < 9.2e18))
+		return -1;
+	return (int64_t)bytes;
 }
 
 static int hexval(char c)

@@ -387,9 +387,13 @@ int det_http_load(struct det *x, const int64_t *deaths, size_t ndeaths, double s
 	if (disorder)
 		h->dropped_streams = det_scalar(x, "SELECT count(DISTINCT record_id) FROM http_upstreams"
 					       " WHERE status = 502 AND time_s > 0", 0);
-	qsort(h->win, h->nwin, sizeof *h->win, by_k_window);
-	qsort(h->ten, h->nten, sizeof *h->ten, by_k_ten);
-	qsort(h->m429, h->n429, sizeof *h->m429, by_k_ten);
+	/* qsort's array may not be NULL, even for no elements */
+	if (h->nwin)
+		qsort(h->win, h->nwin, sizeof *h->win, by_k_window);
+	if (h->nten)
+		qsort(h->ten, h->nten, sizeof *h->ten, by_k_ten);
+	if (h->n429)
+		qsort(h->m429, h->n429, sizeof *h->m429, by_k_ten);
 	return 0;
 }
 

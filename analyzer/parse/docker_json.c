@@ -287,7 +287,7 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 			c->ts = IQ_TIME_NONE;
 			c->how = IQ_TS_NONE;
 		} else {
-			c->how = z ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+			c->how = z ? IQ_TS_EXPLICIT : iq_time_local(&c->ts);
 		}
 		c->line = lineno;
 		c->nlines = 0;

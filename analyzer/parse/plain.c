@@ -56,7 +56,7 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	size_t used = 0;
 	int z = iq_time_parse_iso(s, n, &l.ts, &used);
 	if (z >= 0) {
-		l.how = z ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+		l.how = z ? IQ_TS_EXPLICIT : iq_time_local(&l.ts);
 		l.ts_raw = iq_str_make(s, used);
 		while (used < n && s[used] == ' ')
 			used++;

@@ -188,6 +188,40 @@ int iq_time_parse_iso_any(const char *s, size_t n, int64_t *out, size_t *used)
 	return parse_iso(s, n, out, used, 1);
 }
 
+int64_t iq_time_parse_rfc1123(const char *s, size_t n)
+{
+	if (n < 27 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' ||
+	    s[19] != ':' || s[22] != ':' || s[25] != ' ')
+		return IQ_TIME_NONE;
+	int v[5];
+	static const size_t at[5] = {5, 12, 17, 20, 23};
+	for (int k = 0; k < 5; k++) {
+		size_t i = at[k];
+		v[k] = digits(s, n, &i, k == 1 ? 4 : 2);
+		if (v[k] < 0)
+			return IQ_TIME_NONE;
+	}
+	int mon = iq_month_from_abbr(s + 8);
+	if (!mon || v[0] < 1 || v[0] > 31 || v[2] > 23 || v[3] > 59 || v[4] > 60)
+		return IQ_TIME_NONE;
+	long off = 0;
+	const char *z = s + 26;
+	size_t zn = n - 26, j = 1;
+	if (zn == 5 && (z[0] == '+' || z[0] == '-')) {
+		int hh = digits(z, zn, &j, 2), mm = digits(z, zn, &j, 2);
+		if (hh < 0 || mm < 0)
+			return IQ_TIME_NONE;
+		off = (z[0] == '-' ? -1 : 1) * (hh * 3600L + mm * 60L);
+	} else if (!((zn == 3 && (memcmp(z, "UTC", 3) == 0 || memcmp(z, "GMT", 3) == 0)) ||
+		     (zn == 1 && z[0] == 'Z'))) {
+		return IQ_TIME_NONE;
+	}
+	if (v[1] < IQ_YEAR_MIN || v[1] > IQ_YEAR_MAX || v[0] > days_in_month(v[1], mon))
+		return IQ_TIME_NONE;
+	int64_t r = iq_time_make(v[1], mon, v[0], v[2], v[3], v[4] == 60 ? 59 : v[4], 0);
+	return r - off * IQ_NS_PER_SEC;
+}
+
 int iq_month_from_abbr(const char *s)
 {
 	static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";

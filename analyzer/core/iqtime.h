@@ -56,6 +56,12 @@ int iq_time_parse_iso(const char *s, size_t n, int64_t *out, size_t *used);
  * stays, without a time. */
 int iq_time_parse_iso_any(const char *s, size_t n, int64_t *out, size_t *used);
 
+/* The whole of s (length n) as RFC 1123 with a numeric zone, as kubectl
+ * prints it ("Mon, 30 Nov 2026 14:12:03 +0000"; "UTC", "GMT" and "Z"
+ * accepted for the zone): UTC ns, or IQ_TIME_NONE when s is not one or its
+ * year is out of range (Go's zero time "Mon, 01 Jan 0001 ..."). */
+int64_t iq_time_parse_rfc1123(const char *s, size_t n);
+
 /* Month number 1..12 of an English three-letter abbreviation ("Jan"), or 0. */
 int iq_month_from_abbr(const char *s);
 

@@ -33,15 +33,7 @@ static int emit(void *u, const struct iq_tb_line *l)
 {
 	const struct iq_parse_ctx *ctx = u;
 	struct iq_record r;
-	iq_record_init(&r, IQ_KIND_LOG);
-	r.line = l->line;
-	r.nlines = l->nlines;
-	r.first_line = l->first_line;
-	r.ts = l->ts;
-	r.ts_how = l->how;
-	r.ts_raw = l->ts_raw;
-	r.text = l->text;
-	r.severity = iq_log_severity(l->text.p, l->text.n);
+	iq_tb_record(&r, l);
 	return ctx->sink.record(ctx->sink.u, &r);
 }
 

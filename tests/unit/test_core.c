@@ -130,6 +130,24 @@ static void test_default_zone_named_follows_dst(void **state)
 	assert_int_equal(iq_time_set_default_zone("UTC", &d), 0);
 }
 
+static void test_rfc1123_as_kubectl_prints_it(void **state)
+{
+	(void)state;
+	const char *a = "Mon, 30 Nov 2026 14:12:03 +0000";
+	assert_int_equal(iq_time_parse_rfc1123(a, strlen(a)), wall("2026-11-30T14:12:03"));
+	const char *b = "Tue, 07 Jul 2015 12:53:51 -0700";
+	assert_int_equal(iq_time_parse_rfc1123(b, strlen(b)), wall("2015-07-07T19:53:51"));
+	const char *c = "Tue, 07 Jul 2015 12:53:51 GMT";
+	assert_int_equal(iq_time_parse_rfc1123(c, strlen(c)), wall("2015-07-07T12:53:51"));
+	static const char *const bad[] = {
+		"Mon, 01 Jan 0001 00:00:00 +0000",   /* Go's zero time */
+		"Mon, 31 Feb 2026 14:12:03 +0000", "Mon, 30 Nov 2026 14:12:03 CET",
+		"Mon, 30 Nov 2026 14:12:03", "30 Nov 2026 14:12:03 +0000", "Mon, 30 Xyz 2026 14:12:03 +0000",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_true(iq_time_parse_rfc1123(bad[i], strlen(bad[i])) == IQ_TIME_NONE);
+}
+
 static void test_iso_offsets_convert_to_utc(void **state)
 {
 	(void)state;
@@ -235,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_iso_offsets_convert_to_utc),
 		cmocka_unit_test(test_iso_any_keeps_far_years_without_time),
 		cmocka_unit_test(test_default_zone_fixed_offsets),
+		cmocka_unit_test(test_rfc1123_as_kubectl_prints_it),
 		cmocka_unit_test(test_default_zone_named_follows_dst),
 		cmocka_unit_test(test_iso_rejects_garbage),
 		cmocka_unit_test(test_split_round_trips),

@@ -72,7 +72,10 @@ static int on_record(void *u, const struct iq_record *r)
 	FUZZ_CHECK(r->ts_how != IQ_TS_NONE || r->ts == IQ_TIME_NONE);
 	s->records++;
 	s->record_lines += r->nlines;
-	long last = r->line + r->nlines - 1;
+	/* a traceback is placed at its exception line and spans from
+	 * first_line (parse.h) */
+	FUZZ_CHECK(r->first_line == 0 || (r->first_line >= 1 && r->first_line < r->line));
+	long last = (r->first_line ? r->first_line : r->line) + r->nlines - 1;
 	if (last > s->max_record_line)
 		s->max_record_line = last;
 	if (last > s->max_line)

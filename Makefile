@@ -7,7 +7,7 @@ CC      ?= cc
 O       ?= build
 
 DEB_PKGS := libpcre2-dev libsqlite3-dev libarchive-dev libjansson-dev \
-            libcmocka-dev libyaml-dev pkg-config python3 groff-base
+            libcmocka-dev libyaml-dev pkg-config python3 groff-base tzdata
 PKGS     := libpcre2-8 sqlite3 libarchive jansson yaml-0.1
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

@@ -46,6 +46,9 @@ int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int
 	struct iq_ingest_stats st;
 	memset(&st, 0, sizeof st);
 	int rc = iq_store_meta(s, "inquest_version", IQ_VERSION);
+	/* what a time written without a zone was taken in */
+	if (!rc)
+		rc = iq_store_meta(s, "default_zone", iq_time_default_zone());
 	if (!rc)
 		rc = note_bundles(s, bundles, n);
 	for (int i = 0; i < n && !rc; i++) {
@@ -111,6 +114,18 @@ int iq_ingest_option(const char *cmd, int argc, char **argv, int *i,
 		}
 		if (*i + 1 < argc)
 			++*i;
+		return 1;
+	}
+	if (strcmp(a, "--tz") == 0) {
+		struct iq_diag d = {{0}};
+		if (*i + 1 >= argc) {
+			iq_errorf("%s: --tz needs a zone: UTC, an offset such as +03:00, or a name such as"
+				  " Europe/Istanbul", cmd);
+			*bad = 1;
+		} else if (iq_time_set_default_zone(argv[++*i], &d)) {
+			iq_errorf("%s: --tz: %s", cmd, d.msg);
+			*bad = 1;
+		}
 		return 1;
 	}
 	if (strcmp(a, "--namespace") == 0 || strcmp(a, "-n") == 0)

@@ -8,7 +8,7 @@
 static const struct iq_command commands[] = {
 	{"analyze", iq_cmd_analyze,
 	 "analyze BUNDLE... [-o DIR] [--rules PATH]... [--lang en|tr] [--jobs N] [--quiet]"
-	 " [--fail-on VERDICT[,VERDICT]] [--since T] [--until T] [--namespace NS] [--node N]"
+	 " [--fail-on VERDICT[,VERDICT]] [--since T] [--until T] [--namespace NS] [--node N] [--tz ZONE]"
 	 " [--pod P] [--max-member-bytes N] [--max-bundle-bytes N] [--stats]",
 	 "Ingest the bundle, run the rule packs and write inquest.db, findings.json\n"
 	 "and postmortem.md into DIR (default ./inquest-<bundle name>/).\n"
@@ -16,6 +16,8 @@ static const struct iq_command commands[] = {
 	 "for any N. --since/--until T (RFC 3339 or a date), --namespace, --node,\n"
 	 "--pod: keep only records of that window / attributed to that name (or\n"
 	 "to none); the others are counted as skipped lines with the reason.\n"
+	 "--tz ZONE: times written without a zone are in ZONE (UTC, +03:00,\n"
+	 "Europe/Istanbul), not UTC.\n"
 	 "--stats: CPU and wall seconds per stage (read, parse, match, store,\n"
 	 "index, detect, report) on stderr.\n"
 	 "--max-member-bytes N: read at most N decompressed bytes of each file\n"
@@ -25,7 +27,7 @@ static const struct iq_command commands[] = {
 	 "SIGINT/SIGTERM stop the run with exit 130 and leave the previous\n"
 	 "outputs in DIR as they were."},
 	{"ingest", iq_cmd_ingest,
-	 "ingest BUNDLE... --db FILE [--rules PATH]... [--jobs N] [--since T] [--until T]"
+	 "ingest BUNDLE... --db FILE [--rules PATH]... [--jobs N] [--tz ZONE] [--since T] [--until T]"
 	 " [--namespace NS] [--node N] [--pod P] [--max-member-bytes N] [--max-bundle-bytes N]"
 	 " [--stats]",
 	 "Parse the bundle into the database only. Files already ingested are not\n"

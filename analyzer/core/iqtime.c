@@ -1,9 +1,15 @@
 /* iqtime.c: calendar arithmetic and timestamp reading without libc's
  * locale- and TZ-dependent functions, so results never depend on the
- * machine that runs the analysis. */
+ * machine that runs the analysis; and the one exception, asked for: the
+ * default zone of zone-less timestamps (--tz), whose named zones come from
+ * the system zoneinfo through the C library. */
 #include <stdio.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "iq.h"
 #include "iqtime.h"
 
 const char *iq_ts_how_name(enum iq_ts_how how)
@@ -16,6 +22,7 @@ const char *iq_ts_how_name(enum iq_ts_how how)
 	case IQ_TS_INHERITED: return "inherited";
 	case IQ_TS_SKEW_CORRECTED: return "skew_corrected";
 	case IQ_TS_BOOT_ANCHORED: return "boot_anchored";
+	case IQ_TS_ASSUMED_ZONE: return "assumed_zone";
 	case IQ_TS_NONE: break;
 	}
 	return "none";
@@ -182,6 +189,40 @@ int iq_time_parse_iso_any(const char *s, size_t n, int64_t *out, size_t *used)
 	return parse_iso(s, n, out, used, 1);
 }
 
+int64_t iq_time_parse_rfc1123(const char *s, size_t n)
+{
+	if (n < 27 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' ||
+	    s[19] != ':' || s[22] != ':' || s[25] != ' ')
+		return IQ_TIME_NONE;
+	int v[5];
+	static const size_t at[5] = {5, 12, 17, 20, 23};
+	for (int k = 0; k < 5; k++) {
+		size_t i = at[k];
+		v[k] = digits(s, n, &i, k == 1 ? 4 : 2);
+		if (v[k] < 0)
+			return IQ_TIME_NONE;
+	}
+	int mon = iq_month_from_abbr(s + 8);
+	if (!mon || v[0] < 1 || v[0] > 31 || v[2] > 23 || v[3] > 59 || v[4] > 60)
+		return IQ_TIME_NONE;
+	long off = 0;
+	const char *z = s + 26;
+	size_t zn = n - 26, j = 1;
+	if (zn == 5 && (z[0] == '+' || z[0] == '-')) {
+		int hh = digits(z, zn, &j, 2), mm = digits(z, zn, &j, 2);
+		if (hh < 0 || mm < 0)
+			return IQ_TIME_NONE;
+		off = (z[0] == '-' ? -1 : 1) * (hh * 3600L + mm * 60L);
+	} else if (!((zn == 3 && (memcmp(z, "UTC", 3) == 0 || memcmp(z, "GMT", 3) == 0)) ||
+		     (zn == 1 && z[0] == 'Z'))) {
+		return IQ_TIME_NONE;
+	}
+	if (v[1] < IQ_YEAR_MIN || v[1] > IQ_YEAR_MAX || v[0] > days_in_month(v[1], mon))
+		return IQ_TIME_NONE;
+	int64_t r = iq_time_make(v[1], mon, v[0], v[2], v[3], v[4] == 60 ? 59 : v[4], 0);
+	return r - off * IQ_NS_PER_SEC;
+}
+
 int iq_month_from_abbr(const char *s)
 {
 	static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
@@ -225,4 +266,153 @@ int iq_time_parse_arg(const char *s, int64_t *out)
 			return 0;
 	}
 	return -1;
+}
+
+/* The default zone: UTC, a fixed offset, or a zoneinfo name. */
+enum zkind { Z_UTC, Z_FIXED, Z_NAMED };
+
+#define ZCACHE 256
+#define ZSLOT (15 * 60)   /* zones change offset on quarter hours at most */
+
+static struct {
+	enum zkind kind;
+	long off;                 /* Z_FIXED: seconds east of UTC */
+	char name[128];           /* as given (Z_NAMED: the zoneinfo name) */
+	struct {
+		int64_t slot;     /* wall seconds / ZSLOT; INT64_MIN empty */
+		long off;
+	} cache[ZCACHE];
+} zone = {.kind = Z_UTC, .name = "UTC"};
+
+/* "+03:00", "-0530", "+3", "-03", after an optional "UTC"/"GMT": seconds
+ * east of UTC into *off; -1 when spec is not one. */
+static int fixed_offset(const char *s, long *off)
+{
+	if (!strncmp(s, "UTC", 3) || !strncmp(s, "GMT", 3))
+		s += 3;
+	if (*s != '+' && *s != '-')
+		return -1;
+	int sign = *s++ == '-' ? -1 : 1;
+	int h = 0, m = 0, nd = 0;
+	while (*s >= '0' && *s <= '9' && nd < 2) {
+		h = h * 10 + (*s++ - '0');
+		nd++;
+	}
+	if (!nd)
+		return -1;
+	if (*s == ':')
+		s++;
+	if (*s) {
+		if (s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9' || s[2])
+			return -1;
+		m = (s[0] - '0') * 10 + (s[1] - '0');
+	}
+	if (h > 14 || m > 59)
+		return -1;
+	*off = sign * (h * 3600L + m * 60L);
+	return 0;
+}
+
+/* A zoneinfo name that names a TZif file under the zoneinfo directory. */
+static int zoneinfo_has(const char *name)
+{
+	if (!*name || name[0] == '/' || strstr(name, "..") || strlen(name) > 100)
+		return 0;
+	for (const char *c = name; *c; c++)
+		if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+		      *c == '/' || *c == '_' || *c == '-' || *c == '+'))
+			return 0;
+	const char *dir = getenv("TZDIR");
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "/usr/share/zoneinfo", name);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	char magic[4];
+	int ok = fread(magic, 1, 4, f) == 4 && memcmp(magic, "TZif", 4) == 0;
+	fclose(f);
+	return ok;
+}
+
+int iq_time_set_default_zone(const char *spec, struct iq_diag *d)
+{
+	long off = 0;
+	if (!spec || !*spec || !strcmp(spec, "UTC") || !strcmp(spec, "Z") || !strcmp(spec, "GMT") ||
+	    !strcmp(spec, "Etc/UTC")) {
+		zone.kind = Z_UTC;
+		snprintf(zone.name, sizeof zone.name, "UTC");
+	} else if (fixed_offset(spec, &off) == 0) {
+		zone.kind = off ? Z_FIXED : Z_UTC;
+		zone.off = off;
+		if (off)
+			snprintf(zone.name, sizeof zone.name, "%c%02ld:%02ld", off < 0 ? '-' : '+',
+				 labs(off) / 3600, labs(off) % 3600 / 60);
+		else
+			snprintf(zone.name, sizeof zone.name, "UTC");
+	} else if (zoneinfo_has(spec)) {
+		zone.kind = Z_NAMED;
+		snprintf(zone.name, sizeof zone.name, "%s", spec);
+	} else {
+		return iq_diag_set(d, IQ_ERR_USAGE, "unknown time zone '%s' (give UTC, an offset such as "
+				   "+03:00, or a zone name such as Europe/Istanbul)", spec);
+	}
+	for (int i = 0; i < ZCACHE; i++)
+		zone.cache[i].slot = INT64_MIN;
+	return 0;
+}
+
+const char *iq_time_default_zone(void)
+{
+	return zone.name;
+}
+
+static pthread_mutex_t zone_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The offset east of UTC of the named zone at wall-clock time wall (whole
+ * seconds read as UTC), with TZ set to the zone only for the call. */
+static long named_offset(int64_t wall)
+{
+	char *old = getenv("TZ");
+	char *keep = old ? iq_xstrdup(old) : NULL;
+	setenv("TZ", zone.name, 1);
+	tzset();
+	int y, mon, day, h, mi, sec;
+	iq_time_split(wall * IQ_NS_PER_SEC, &y, &mon, &day, &h, &mi, &sec, NULL);
+	struct tm tm = {.tm_year = y - 1900, .tm_mon = mon - 1, .tm_mday = day,
+			.tm_hour = h, .tm_min = mi, .tm_sec = sec, .tm_isdst = -1};
+	time_t t = mktime(&tm);
+	if (keep) {
+		setenv("TZ", keep, 1);
+		free(keep);
+	} else {
+		unsetenv("TZ");
+	}
+	tzset();
+	return t == (time_t)-1 ? 0 : (long)(wall - (int64_t)t);
+}
+
+int64_t iq_time_from_local(int64_t wall)
+{
+	if (wall == IQ_TIME_NONE || zone.kind == Z_UTC)
+		return wall;
+	if (zone.kind == Z_FIXED)
+		return wall - (int64_t)zone.off * IQ_NS_PER_SEC;
+	int64_t secs = wall / IQ_NS_PER_SEC - (wall % IQ_NS_PER_SEC < 0);
+	int64_t slot = secs / ZSLOT - (secs % ZSLOT < 0);
+	unsigned i = (unsigned)((uint64_t)slot % ZCACHE);
+	/* parser threads share the cache and the TZ swap of named_offset */
+	pthread_mutex_lock(&zone_mu);
+	if (zone.cache[i].slot != slot) {
+		zone.cache[i].slot = slot;
+		zone.cache[i].off = named_offset(secs);
+	}
+	long off = zone.cache[i].off;
+	pthread_mutex_unlock(&zone_mu);
+	return wall - (int64_t)off * IQ_NS_PER_SEC;
+}
+
+enum iq_ts_how iq_time_local(int64_t *t)
+{
+	*t = iq_time_from_local(*t);
+	return zone.kind == Z_UTC ? IQ_TS_ASSUMED_UTC : IQ_TS_ASSUMED_ZONE;
 }

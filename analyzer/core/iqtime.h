@@ -24,6 +24,7 @@ enum iq_ts_how {
 	IQ_TS_INHERITED,       /* no time of its own: the previous record's */
 	IQ_TS_SKEW_CORRECTED,  /* moved by its node's estimated clock offset */
 	IQ_TS_BOOT_ANCHORED,   /* seconds since boot + a boot time from the bundle */
+	IQ_TS_ASSUMED_ZONE,    /* no zone in the text: taken in the --tz zone */
 };
 
 /* Stable lower-case name of a derivation ("explicit", "assumed_utc", ...). */
@@ -55,6 +56,12 @@ int iq_time_parse_iso(const char *s, size_t n, int64_t *out, size_t *used);
  * stays, without a time. */
 int iq_time_parse_iso_any(const char *s, size_t n, int64_t *out, size_t *used);
 
+/* The whole of s (length n) as RFC 1123 with a numeric zone, as kubectl
+ * prints it ("Mon, 30 Nov 2026 14:12:03 +0000"; "UTC", "GMT" and "Z"
+ * accepted for the zone): UTC ns, or IQ_TIME_NONE when s is not one or its
+ * year is out of range (Go's zero time "Mon, 01 Jan 0001 ..."). */
+int64_t iq_time_parse_rfc1123(const char *s, size_t n);
+
 /* Month number 1..12 of an English three-letter abbreviation ("Jan"), or 0. */
 int iq_month_from_abbr(const char *s);
 
@@ -66,6 +73,33 @@ int iq_year_infer(int mon, int64_t ref);
 /* Writes "YYYY-MM-DDTHH:MM:SS.mmmZ" into out (at least IQ_TIME_BUF bytes) and
  * returns out; IQ_TIME_NONE gives "". */
 char *iq_time_fmt_ms(int64_t t, char *out);
+
+struct iq_diag;
+
+/* The zone of timestamps written without one. They are UTC unless this is
+ * set (the --tz option): spec is "UTC"/"Z"/"GMT", a fixed offset ("+03:00",
+ * "-0530", "+3", "UTC+03:00"), or an IANA zone name ("Europe/Istanbul")
+ * found in the system zoneinfo ($TZDIR, else /usr/share/zoneinfo); NULL or
+ * "" resets to UTC. Named zones follow their DST rules through the C
+ * library (TZ set only for the moment of a conversion, results cached per
+ * quarter hour, under a mutex so that parser threads may convert at once);
+ * set it before the parsers start. Returns 0, or IQ_ERR_USAGE with d->msg naming the
+ * spec when it is none of these (the setting is then unchanged). */
+int iq_time_set_default_zone(const char *spec, struct iq_diag *d);
+
+/* The default zone as set ("UTC", "+03:00", "Europe/Istanbul"). */
+const char *iq_time_default_zone(void);
+
+/* UTC ns of wall, a wall-clock time written without a zone and read as if
+ * it were UTC, in the default zone: wall itself for UTC. IQ_TIME_NONE
+ * stays. A wall time a DST change skips or repeats takes the C library's
+ * choice. */
+int64_t iq_time_from_local(int64_t wall);
+
+/* For parsers, where a timestamp had no zone: converts *t with
+ * iq_time_from_local and returns how to mark it: IQ_TS_ASSUMED_UTC, or
+ * IQ_TS_ASSUMED_ZONE when a zone was set. */
+enum iq_ts_how iq_time_local(int64_t *t);
 
 /* Parses "YYYY-MM-DDTHH:MM:SS[.fff][Z]" or a date alone, for command-line
  * options such as --since; 0 on success, -1 otherwise. */

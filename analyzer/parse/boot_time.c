@@ -259,11 +259,12 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 			r.ts = day + (int64_t)tod * IQ_NS_PER_SEC;
 			if (r.ts > ctx->mtime + 3600 * IQ_NS_PER_SEC)
 				r.ts -= 86400 * IQ_NS_PER_SEC;  /* written before midnight */
+			r.ts = iq_time_from_local(r.ts);
 			r.ts_how = IQ_TS_YEAR_INFERRED;
 		}
 	} else if (boot_date(s, n, &t, &z, &r.ts_raw) == 0) {
 		r.ts = t;
-		r.ts_how = z ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+		r.ts_how = z ? IQ_TS_EXPLICIT : iq_time_local(&r.ts);
 		r.u.kernel.boot_s = 0;
 	} else {
 		ctx->sink.skip(ctx->sink.u, lineno, 1,

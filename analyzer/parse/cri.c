@@ -75,16 +75,9 @@ static int emit(void *u, const struct iq_tb_line *l)
 {
 	const struct out *o = u;
 	struct iq_record r;
-	iq_record_init(&r, IQ_KIND_LOG);
-	r.line = l->line;
-	r.nlines = l->nlines;
-	r.first_line = l->first_line;
-	r.ts = l->ts;
+	iq_tb_record(&r, l);
 	r.ts_how = l->ts == IQ_TIME_NONE ? IQ_TS_NONE : IQ_TS_EXPLICIT;
-	r.ts_raw = l->ts_raw;
 	r.stream = o->slot == STDOUT ? IQ_STR_LIT("stdout") : IQ_STR_LIT("stderr");
-	r.text = l->text;
-	r.severity = iq_log_severity(l->text.p, l->text.n);
 	return o->ctx->sink.record(o->ctx->sink.u, &r);
 }
 

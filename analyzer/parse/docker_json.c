@@ -163,16 +163,8 @@ static int emit(void *u, const struct iq_tb_line *l)
 {
 	const struct out *o = u;
 	struct iq_record r;
-	iq_record_init(&r, IQ_KIND_LOG);
-	r.line = l->line;
-	r.nlines = l->nlines;
-	r.first_line = l->first_line;
-	r.ts = l->ts;
-	r.ts_how = l->how;
-	r.ts_raw = l->ts_raw;
+	iq_tb_record(&r, l);
 	r.stream = o->stream;
-	r.text = l->text;
-	r.severity = iq_log_severity(l->text.p, l->text.n);
 	return o->ctx->sink.record(o->ctx->sink.u, &r);
 }
 
@@ -287,7 +279,7 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 			c->ts = IQ_TIME_NONE;
 			c->how = IQ_TS_NONE;
 		} else {
-			c->how = z ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+			c->how = z ? IQ_TS_EXPLICIT : iq_time_local(&c->ts);
 		}
 		c->line = lineno;
 		c->nlines = 0;

@@ -189,7 +189,7 @@ static int parse_line(const char *s, size_t n, struct iq_record *r)
 		if (z < 0 || used != raw.n)
 			return -1;
 		r->ts_raw = raw;
-		r->ts_how = z ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+		r->ts_how = z ? IQ_TS_EXPLICIT : iq_time_local(&start);
 		c.i = (size_t)(e - s) + 1;
 	}
 	struct iq_str rq;

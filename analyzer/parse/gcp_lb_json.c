@@ -204,7 +204,7 @@ static int emit(struct gcp *p, const struct iq_parse_ctx *ctx, json_t *o, long f
 		if (zone >= 0) {
 			r.ts = t;
 			r.ts_raw = ts;
-			r.ts_how = zone ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+			r.ts_how = zone ? IQ_TS_EXPLICIT : iq_time_local(&r.ts);
 		}
 		r.severity = jstr(o, "severity");
 		if (line.n) {
@@ -250,7 +250,7 @@ static int emit(struct gcp *p, const struct iq_parse_ctx *ctx, json_t *o, long f
 		double lat = h->duration_s;
 		r.ts = t + (lat > 0 && lat < 1e6 ? (int64_t)(lat * 1e9 + 0.5) : 0);
 		r.ts_raw = ts;
-		r.ts_how = zone ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+		r.ts_how = zone ? IQ_TS_EXPLICIT : iq_time_local(&r.ts);
 	}
 	if (line.n) {
 		r.text = line;

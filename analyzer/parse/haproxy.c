@@ -5,7 +5,7 @@
  * server available!") are IQ_KIND_LOG records. Record strings point into
  * the line.
  *
- * Decisions: accept_date carries no zone (ASSUMED_UTC); the record's time
+ * Decisions: accept_date carries no zone (UTC, or the --tz zone); the record's time
  * is accept_date + Ta (Tt before 1.9), when the client saw the end, with
  * ts_raw the accept_date as written. parse.h has no termination-state
  * field, so the state ("SC--", "LR--", "--" in TCP mode) goes into
@@ -236,7 +236,7 @@ static int access(struct cur *c, struct iq_record *r)
 	if (total >= 0)
 		h->duration_s = (double)total / 1e3;
 	r->ts = acc + (total > 0 ? (int64_t)total * 1000000 : 0);
-	r->ts_how = IQ_TS_ASSUMED_UTC;
+	r->ts_how = iq_time_local(&r->ts);
 	r->ts_raw = raw;
 	if (http)
 		request(c, h);
@@ -397,7 +397,7 @@ static void header_time(const struct haproxy *p, const struct iq_parse_ctx *ctx,
 	r->ts_raw = y->raw;
 	if (!y->mon) {
 		r->ts = y->iso;
-		r->ts_how = y->iso_zone ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+		r->ts_how = y->iso_zone ? IQ_TS_EXPLICIT : iq_time_local(&r->ts);
 		return;
 	}
 	int64_t ref = ctx->mtime != IQ_TIME_NONE ? ctx->mtime : p->last_accept;
@@ -407,7 +407,7 @@ static void header_time(const struct haproxy *p, const struct iq_parse_ctx *ctx,
 				 y->s, 0);
 	if (t == IQ_TIME_NONE)
 		return;
-	r->ts = t;
+	r->ts = iq_time_from_local(t);
 	r->ts_how = IQ_TS_YEAR_INFERRED;
 }
 

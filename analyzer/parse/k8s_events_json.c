@@ -267,7 +267,7 @@ static int emit(struct events *p, const struct iq_parse_ctx *ctx, json_t *o, lon
 		if (r.ts == IQ_TIME_NONE || t > r.ts) {
 			r.ts = t;
 			r.ts_raw = raw;
-			r.ts_how = z ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+			r.ts_how = z ? IQ_TS_EXPLICIT : iq_time_local(&r.ts);
 		}
 		if (i >= 3 && (first_ts == IQ_TIME_NONE || t < first_ts))
 			first_ts = t;
@@ -278,7 +278,7 @@ static int emit(struct events *p, const struct iq_parse_ctx *ctx, json_t *o, lon
 		r.ts = jtime(meta, "creationTimestamp", &raw, &z);
 		if (r.ts != IQ_TIME_NONE) {
 			r.ts_raw = raw;
-			r.ts_how = z ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+			r.ts_how = z ? IQ_TS_EXPLICIT : iq_time_local(&r.ts);
 		}
 	}
 	e->last_ts = r.ts;

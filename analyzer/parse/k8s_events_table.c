@@ -254,40 +254,7 @@ static int64_t abs_time(struct iq_str t)
 	if (t.n >= 20 && is_digit(t.p[0]) && iq_time_parse_iso(t.p, t.n, &out, &used) == 1 &&
 	    used == t.n)
 		return out;
-	const char *s = t.p;
-	size_t n = t.n;
-	if (n < 29 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' ||
-	    s[19] != ':' || s[22] != ':' || s[25] != ' ')
-		return IQ_TIME_NONE;
-	int v[6];
-	static const size_t at[6] = {5, 12, 17, 20, 23, 0};
-	for (int k = 0; k < 5; k++) {
-		size_t o = at[k];
-		int w = k == 1 ? 4 : 2;
-		v[k] = 0;
-		for (int j = 0; j < w; j++) {
-			if (!is_digit(s[o + j]))
-				return IQ_TIME_NONE;
-			v[k] = v[k] * 10 + (s[o + j] - '0');
-		}
-	}
-	int mon = iq_month_from_abbr(s + 8);
-	if (!mon || v[0] < 1 || v[0] > 31 || v[2] > 23 || v[3] > 59 || v[4] > 60)
-		return IQ_TIME_NONE;
-	long off = 0;
-	const char *z = s + 26;
-	size_t zn = n - 26;
-	if (zn == 5 && (z[0] == '+' || z[0] == '-') && is_digit(z[1]) && is_digit(z[2]) &&
-	    is_digit(z[3]) && is_digit(z[4])) {
-		off = ((z[1] - '0') * 10 + (z[2] - '0')) * 3600L + ((z[3] - '0') * 10 + (z[4] - '0')) * 60L;
-		if (z[0] == '-')
-			off = -off;
-	} else if (!((zn == 3 && (memcmp(z, "UTC", 3) == 0 || memcmp(z, "GMT", 3) == 0)) ||
-		     (zn == 1 && z[0] == 'Z'))) {
-		return IQ_TIME_NONE;
-	}
-	int64_t r = iq_time_make(v[1], mon, v[0], v[2], v[3], v[4] == 60 ? 59 : v[4], 0);
-	return r == IQ_TIME_NONE ? r : r - off * IQ_NS_PER_SEC;
+	return iq_time_parse_rfc1123(t.p, t.n);
 }
 
 /* "kubelet, node-1", "{kubelet 10.0.0.1}", "{scheduler }", "kubelet". */

@@ -1420,11 +1420,11 @@ static int status_record(struct pods *p, const struct iq_parse_ctx *ctx, json_t 
 		    (pd->started_at == IQ_TIME_NONE || pd->finished_at >= pd->started_at)) {
 			r.ts = pd->finished_at;
 			r.ts_raw = raw_f;
-			r.ts_how = zf ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+			r.ts_how = zf ? IQ_TS_EXPLICIT : iq_time_local(&r.ts);
 		} else if (pd->started_at != IQ_TIME_NONE) {
 			r.ts = pd->started_at;
 			r.ts_raw = raw_s;
-			r.ts_how = zs ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+			r.ts_how = zs ? IQ_TS_EXPLICIT : iq_time_local(&r.ts);
 		}
 	}
 	struct iq_str last_fin = IQ_STR_NULL;

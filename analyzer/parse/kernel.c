@@ -333,7 +333,7 @@ static int rfc5424(const char *s, size_t n, size_t *i, struct kline *k)
 		int z = parse_iso(s + j, n - j, &k->ts, &used);
 		if (z < 0)
 			return -1;
-		k->how = z ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+		k->how = z ? IQ_TS_EXPLICIT : iq_time_local(&k->ts);
 		k->ts_raw = iq_str_make(s + j, used);
 		j += used;
 	}
@@ -425,12 +425,12 @@ static void read_prefixes(const char *s, size_t n, struct kline *k)
 			k->how = IQ_TS_BOOT_RELATIVE;
 			k->prefixed = k->dmesg = 1;
 		} else if (ctime_stamp(s, n, &i, &k->ts, &k->ts_raw) == 0) {
-			k->how = IQ_TS_ASSUMED_UTC;
+			k->how = iq_time_local(&k->ts);
 			k->prefixed = k->dmesg = 1;
 		}
 	} else if (i < n && is_digit(s[i]) &&
 		   (z = parse_iso(s + i, n - i, &k->ts, &used)) >= 0) {
-		k->how = z ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+		k->how = z ? IQ_TS_EXPLICIT : iq_time_local(&k->ts);
 		k->ts_raw = iq_str_make(s + i, used);
 		k->prefixed = 1;
 		/* dmesg --time-format iso writes a comma before the fraction;
@@ -569,7 +569,7 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	if (k.yearless) {
 		int y = year_for(p, ctx, k.mon);
 		if (year_ok(y) && k.day <= days_in(y, k.mon)) {
-			k.ts = iq_time_make(y, k.mon, k.day, k.h, k.mi, k.sec, k.ns);
+			k.ts = iq_time_from_local(iq_time_make(y, k.mon, k.day, k.h, k.mi, k.sec, k.ns));
 			k.how = IQ_TS_YEAR_INFERRED;
 		} else {
 			k.how = isnan(k.boot_s) ? IQ_TS_NONE : IQ_TS_BOOT_RELATIVE;

@@ -723,12 +723,12 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	if (k.yearless || (k.kind == K_KLOG && k.ts == IQ_TIME_NONE && k.klog)) {
 		int y = year_for(p, ctx, k.mon);
 		if (y >= IQ_YEAR_MIN && y <= IQ_YEAR_MAX && k.day <= days_in(y, k.mon)) {
-			ts = iq_time_make(y, k.mon, k.day, k.h, k.mi, k.sec, k.ns);
+			ts = iq_time_from_local(iq_time_make(y, k.mon, k.day, k.h, k.mi, k.sec, k.ns));
 			how = IQ_TS_YEAR_INFERRED;
 		}
 	} else if (k.ts != IQ_TIME_NONE) {
 		ts = k.ts;
-		how = k.zoned ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+		how = k.zoned ? IQ_TS_EXPLICIT : iq_time_local(&ts);
 		p->last_dated = ts;
 	} else if (k.kind == K_NONE && p->prev_ts != IQ_TIME_NONE) {
 		ts = p->prev_ts;

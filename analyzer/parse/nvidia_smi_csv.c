@@ -404,7 +404,7 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		switch (c) {
 		case C_TS:
 			if (parse_smi_ts(v, &r.ts) == 0) {
-				r.ts_how = IQ_TS_ASSUMED_UTC;
+				r.ts_how = iq_time_local(&r.ts);
 				r.ts_raw = v;
 			} else {
 				r.ts = IQ_TIME_NONE;

@@ -290,7 +290,7 @@ static int flush(struct smi *p, const struct iq_parse_ctx *ctx)
 	r->nlines = p->last_line - r->line + 1;
 	r->ts = p->ts;
 	if (p->ts != IQ_TIME_NONE) {
-		r->ts_how = IQ_TS_ASSUMED_UTC;
+		r->ts_how = iq_time_local(&r->ts);
 		r->ts_raw = iq_str_make(p->ts_raw, strlen(p->ts_raw));
 	}
 	r->u.gpu.name = iq_str_make(p->name, strlen(p->name));

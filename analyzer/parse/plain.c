@@ -33,15 +33,7 @@ static int emit(void *u, const struct iq_tb_line *l)
 {
 	const struct iq_parse_ctx *ctx = u;
 	struct iq_record r;
-	iq_record_init(&r, IQ_KIND_LOG);
-	r.line = l->line;
-	r.nlines = l->nlines;
-	r.first_line = l->first_line;
-	r.ts = l->ts;
-	r.ts_how = l->how;
-	r.ts_raw = l->ts_raw;
-	r.text = l->text;
-	r.severity = iq_log_severity(l->text.p, l->text.n);
+	iq_tb_record(&r, l);
 	return ctx->sink.record(ctx->sink.u, &r);
 }
 
@@ -56,7 +48,7 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	size_t used = 0;
 	int z = iq_time_parse_iso(s, n, &l.ts, &used);
 	if (z >= 0) {
-		l.how = z ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+		l.how = z ? IQ_TS_EXPLICIT : iq_time_local(&l.ts);
 		l.ts_raw = iq_str_make(s, used);
 		while (used < n && s[used] == ' ')
 			used++;

@@ -447,6 +447,15 @@ static int add_num(struct iq_buf *b, const char *label, double v)
 
 /* Emits group g as one GPU record and frees its slot (the slot's buffer
  * stays for reuse). */
+/* Frees slot gi (its buffer stays for reuse), keeping the others in line
+ * order. */
+static void drop(struct prom *p, size_t gi)
+{
+	struct group hole = p->g[gi];
+	memmove(&p->g[gi], &p->g[gi + 1], (p->ng - gi - 1) * sizeof hole);
+	p->g[--p->ng] = hole;
+}
+
 /* Emits engine group g as one log record ("vllm engine 0 model m:
  * Running: ..."). */
 static int emit_engine(struct prom *p, const struct iq_parse_ctx *ctx, struct group *g)
@@ -483,9 +492,7 @@ static int emit(struct prom *p, const struct iq_parse_ctx *ctx, size_t gi)
 	struct group *g = &p->g[gi];
 	if (g->fam == FAM_ENGINE) {
 		int rc = emit_engine(p, ctx, g);
-		struct group hole = *g;
-		memmove(&p->g[gi], &p->g[gi + 1], (p->ng - gi - 1) * sizeof *g);
-		p->g[--p->ng] = hole;
+		drop(p, gi);
 		return rc;
 	}
 	struct iq_record r;
@@ -560,10 +567,7 @@ static int emit(struct prom *p, const struct iq_parse_ctx *ctx, size_t gi)
 		return IQ_ERR_NOMEM;
 	r.text = iq_str_make(p->text.p, p->text.len);
 	rc = ctx->sink.record(ctx->sink.u, &r);
-	/* keep the slots in line order: move the last into the hole */
-	struct group hole = *g;
-	memmove(&p->g[gi], &p->g[gi + 1], (p->ng - gi - 1) * sizeof *g);
-	p->g[--p->ng] = hole;
+	drop(p, gi);
 	return rc;
 }
 

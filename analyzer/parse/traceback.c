@@ -23,6 +23,19 @@ enum {
 
 static const char header[] = "Traceback (most recent call last):";
 
+void iq_tb_record(struct iq_record *r, const struct iq_tb_line *l)
+{
+	iq_record_init(r, IQ_KIND_LOG);
+	r->line = l->line;
+	r->nlines = l->nlines;
+	r->first_line = l->first_line;
+	r->ts = l->ts;
+	r->ts_how = l->how;
+	r->ts_raw = l->ts_raw;
+	r->text = l->text;
+	r->severity = iq_log_severity(l->text.p, l->text.n);
+}
+
 void iq_tb_init(struct iq_tb *tb)
 {
 	memset(tb, 0, sizeof *tb);

@@ -63,6 +63,11 @@ struct iq_tb {
 	int has_held;
 };
 
+/* Fills r as the log record of l (line, span, first_line, time, text, and
+ * the severity its text opens with); the caller sets the stream. r's
+ * slices are l's. */
+void iq_tb_record(struct iq_record *r, const struct iq_tb_line *l);
+
 void iq_tb_init(struct iq_tb *tb);
 void iq_tb_release(struct iq_tb *tb);
 

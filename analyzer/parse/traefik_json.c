@@ -131,7 +131,7 @@ static int jtime(json_t *o, const char *k, int64_t *t, struct iq_str *raw, enum 
 	if (!s.n || (z = iq_time_parse_iso(s.p, s.n, t, &used)) < 0)
 		return -1;
 	*raw = s;
-	*how = z ? IQ_TS_EXPLICIT : IQ_TS_ASSUMED_UTC;
+	*how = z ? IQ_TS_EXPLICIT : iq_time_local(t);
 	return 0;
 }
 

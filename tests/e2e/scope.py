@@ -5,6 +5,7 @@ in the window (or have no time) and attributed to the scope (or to nothing);
 every other record's lines are skipped lines with the scope as the reason,
 and every file still has lines_read = lines_parsed + lines_skipped."""
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -98,6 +99,27 @@ with tempfile.TemporaryDirectory() as tmp:
                   " (SELECT coalesce(sum(lines), 0) FROM skips s WHERE s.file_id = f.id)")
         check(bad == 0, "%s: %d files whose skips do not add up" % (name, bad))
 
+    # --tz: times written without a zone are in that zone (Istanbul is
+    # UTC+3 all year since 2016); times with a zone do not move
+    for zone in ("Europe/Istanbul", "+03:00"):
+        tz = analyze(os.path.join(tmp, "tz"), "--tz", zone)
+        tz.execute("ATTACH ? AS f", (os.path.join(tmp, "full", "inquest.db"),))
+        moved = one(tz, "SELECT count(*) FROM records r JOIN f.records o ON o.id = r.id"
+                    " WHERE o.ts_how = 'assumed_utc' AND r.ts_how = 'assumed_zone'"
+                    " AND r.ts = o.ts - 3 * 3600 * 1000000000")
+        want = one(full, "SELECT count(*) FROM records WHERE ts_how = 'assumed_utc'")
+        check(want > 100 and moved == want, "--tz %s: %d of %d zone-less records moved by -3 h"
+              % (zone, moved, want))
+        same = one(tz, "SELECT count(*) FROM records r JOIN f.records o ON o.id = r.id"
+                   " WHERE o.ts_how = 'explicit' AND r.ts IS NOT o.ts")
+        check(same == 0, "--tz %s: %d records with a zone moved" % (zone, same))
+        check(one(tz, "SELECT value FROM meta WHERE key = 'default_zone'") == zone,
+              "--tz %s: meta default_zone" % zone)
+        tz.close()
+        shutil.rmtree(os.path.join(tmp, "tz"))
+    check(one(full, "SELECT value FROM meta WHERE key = 'default_zone'") == "UTC",
+          "no --tz: meta default_zone is UTC")
+
     # ingest takes the same options; bad values are usage errors
     db = os.path.join(tmp, "i.db")
     r = subprocess.run([BIN, "ingest", SAMPLE, "--db", db, "--quiet", "--node", "gpu-node-2"],
@@ -109,7 +131,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(one(idb, "SELECT count(*) FROM records WHERE node = 'gpu-node-2'") ==
           one(full, "SELECT count(*) FROM records WHERE node = 'gpu-node-2'"), "node: its records kept")
     for args, msg in ((["--since", "yesterday"], "takes an RFC 3339 time"),
-                      (["--pod"], "needs a name")):
+                      (["--pod"], "needs a name"),
+                      (["--tz", "Mars/Base"], "unknown time zone 'Mars/Base'")):
         r = subprocess.run([BIN, "analyze", SAMPLE, "-o", os.path.join(tmp, "x")] + args,
                            capture_output=True, text=True)
         check(r.returncode == 2 and msg in r.stderr, "%s: exit %d, %r" % (args, r.returncode, r.stderr))

@@ -66,18 +66,16 @@ static int on_record(void *u, const struct iq_record *r)
 	FUZZ_CHECK(r->kind >= IQ_KIND_LOG && r->kind <= IQ_KIND_CONFIG);
 	FUZZ_CHECK(r->line >= 1);
 	FUZZ_CHECK(r->nlines >= 1);
-	FUZZ_CHECK(r->ts_how >= IQ_TS_NONE && r->ts_how <= IQ_TS_INHERITED);
+	FUZZ_CHECK(r->ts_how >= IQ_TS_NONE && r->ts_how <= IQ_TS_ASSUMED_ZONE);
 	/* "IQ_TS_NONE: the record has no time"; the reverse does not hold:
 	 * a boot-relative time without a boot time is no UTC time */
 	FUZZ_CHECK(r->ts_how != IQ_TS_NONE || r->ts == IQ_TIME_NONE);
 	s->records++;
 	s->record_lines += r->nlines;
-	/* a traceback is placed at its exception line; its lines run from
+	/* a traceback is placed at its exception line and spans from
 	 * first_line (parse.h) */
-	FUZZ_CHECK(r->first_line == 0 || (r->first_line >= 1 && r->first_line <= r->line));
-	long start = r->first_line > 0 ? r->first_line : r->line;
-	FUZZ_CHECK(r->line <= start + r->nlines - 1);
-	long last = start + r->nlines - 1;
+	FUZZ_CHECK(r->first_line == 0 || (r->first_line >= 1 && r->first_line < r->line));
+	long last = (r->first_line ? r->first_line : r->line) + r->nlines - 1;
 	if (last > s->max_record_line)
 		s->max_record_line = last;
 	if (last > s->max_line)

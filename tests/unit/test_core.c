@@ -1,6 +1,8 @@
-/* test_core.c: time parsing and formatting, year inference, display
- * escaping, buffers. */
+/* test_core.c: time parsing and formatting, year inference, the default
+ * zone of zone-less times (--tz), display escaping, buffers. */
 #include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,6 +54,98 @@ static void test_iso_any_keeps_far_years_without_time(void **state)
 	assert_int_equal(t, 1714564800LL * IQ_NS_PER_SEC);
 	s = "2262-13-01T00:00:00Z";  /* malformed stays malformed */
 	assert_int_equal(iq_time_parse_iso_any(s, strlen(s), &t, &used), -1);
+}
+
+static int64_t wall(const char *s)
+{
+	int64_t t = 0;
+	size_t used;
+	assert_true(iq_time_parse_iso(s, strlen(s), &t, &used) == 0);
+	return t;
+}
+
+static void test_default_zone_fixed_offsets(void **state)
+{
+	(void)state;
+	struct iq_diag d;
+	int64_t w = wall("2024-05-01T12:00:00");
+	assert_int_equal(iq_time_from_local(w), w);   /* UTC unless told */
+	int64_t t = w;
+	assert_int_equal(iq_time_local(&t), IQ_TS_ASSUMED_UTC);
+	assert_int_equal(t, w);
+	assert_int_equal(iq_time_set_default_zone("+03:00", &d), 0);
+	assert_string_equal(iq_time_default_zone(), "+03:00");
+	assert_int_equal(iq_time_from_local(w), w - 3 * 3600 * IQ_NS_PER_SEC);
+	t = w;
+	assert_int_equal(iq_time_local(&t), IQ_TS_ASSUMED_ZONE);
+	assert_int_equal(t, w - 3 * 3600 * IQ_NS_PER_SEC);
+	assert_int_equal(iq_time_set_default_zone("-0530", &d), 0);
+	assert_string_equal(iq_time_default_zone(), "-05:30");
+	assert_int_equal(iq_time_from_local(w), w + (5 * 3600 + 1800) * IQ_NS_PER_SEC);
+	assert_int_equal(iq_time_set_default_zone("UTC+3", &d), 0);
+	assert_string_equal(iq_time_default_zone(), "+03:00");
+	assert_true(iq_time_from_local(IQ_TIME_NONE) == IQ_TIME_NONE);
+	/* bad specs are refused, naming the spec, and change nothing */
+	assert_int_equal(iq_time_set_default_zone("+25:00", &d), IQ_ERR_USAGE);
+	assert_non_null(strstr(d.msg, "'+25:00'"));
+	assert_int_equal(iq_time_set_default_zone("Mars/Olympus_Mons", &d), IQ_ERR_USAGE);
+	assert_int_equal(iq_time_set_default_zone("../../etc/passwd", &d), IQ_ERR_USAGE);
+	assert_int_equal(iq_time_set_default_zone("/etc/localtime", &d), IQ_ERR_USAGE);
+	assert_string_equal(iq_time_default_zone(), "+03:00");
+	assert_int_equal(iq_time_set_default_zone(NULL, &d), 0);
+	assert_string_equal(iq_time_default_zone(), "UTC");
+	assert_int_equal(iq_time_from_local(w), w);
+}
+
+static void test_default_zone_named_follows_dst(void **state)
+{
+	(void)state;
+	struct iq_diag d;
+	FILE *f = fopen("/usr/share/zoneinfo/Europe/Berlin", "rb");
+	if (!f && !getenv("TZDIR"))
+		skip();   /* no tzdata on this machine */
+	if (f)
+		fclose(f);
+	setenv("TZ", "UTC", 1);
+	assert_int_equal(iq_time_set_default_zone("Europe/Berlin", &d), 0);
+	assert_string_equal(iq_time_default_zone(), "Europe/Berlin");
+	int64_t h = 3600 * IQ_NS_PER_SEC;
+	/* CET in winter, CEST in summer, either side of 2024-03-31 02:00 */
+	assert_int_equal(iq_time_from_local(wall("2024-01-15T12:00:00")), wall("2024-01-15T11:00:00"));
+	assert_int_equal(iq_time_from_local(wall("2024-07-01T12:00:00.250")), wall("2024-07-01T10:00:00.250"));
+	assert_int_equal(iq_time_from_local(wall("2024-03-31T01:59:59")), wall("2024-03-31T00:59:59"));
+	assert_int_equal(iq_time_from_local(wall("2024-03-31T03:00:00")), wall("2024-03-31T01:00:00"));
+	/* cached quarter hours give the same answers the second time */
+	assert_int_equal(iq_time_from_local(wall("2024-07-01T12:14:59")), wall("2024-07-01T12:14:59") - 2 * h);
+	assert_int_equal(iq_time_from_local(wall("2024-01-15T12:00:00")), wall("2024-01-15T11:00:00"));
+	/* Istanbul: +03 all year since 2016, +02/+03 before */
+	assert_int_equal(iq_time_set_default_zone("Europe/Istanbul", &d), 0);
+	assert_int_equal(iq_time_from_local(wall("2024-01-15T12:00:00")), wall("2024-01-15T09:00:00"));
+	assert_int_equal(iq_time_from_local(wall("2015-01-15T12:00:00")), wall("2015-01-15T10:00:00"));
+	/* New York, far future: the zone's rule, not a table that ends */
+	assert_int_equal(iq_time_set_default_zone("America/New_York", &d), 0);
+	assert_int_equal(iq_time_from_local(wall("2061-07-04T09:00:00")), wall("2061-07-04T13:00:00"));
+	/* the process's own TZ is left as it was */
+	assert_string_equal(getenv("TZ"), "UTC");
+	assert_int_equal(iq_time_set_default_zone("UTC", &d), 0);
+}
+
+static void test_rfc1123_as_kubectl_prints_it(void **state)
+{
+	(void)state;
+	const char *a = "Mon, 30 Nov 2026 14:12:03 +0000";
+	assert_int_equal(iq_time_parse_rfc1123(a, strlen(a)), wall("2026-11-30T14:12:03"));
+	const char *b = "Tue, 07 Jul 2015 12:53:51 -0700";
+	assert_int_equal(iq_time_parse_rfc1123(b, strlen(b)), wall("2015-07-07T19:53:51"));
+	const char *c = "Tue, 07 Jul 2015 12:53:51 GMT";
+	assert_int_equal(iq_time_parse_rfc1123(c, strlen(c)), wall("2015-07-07T12:53:51"));
+	static const char *const bad[] = {
+		"Mon, 01 Jan 0001 00:00:00 +0000",   /* Go's zero time */
+		"Mon, 31 Feb 2026 14:12:03 +0000", "Mon, 30 Nov 2026 14:12:03 CET",
+		"Mon, 30 Nov 2026 14:12:03", "30 Nov 2026 14:12:03 +0000", "Mon, 30 Xyz 2026 14:12:03 +0000",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_true(iq_time_parse_rfc1123(bad[i], strlen(bad[i])) == IQ_TIME_NONE);
 }
 
 static void test_iso_offsets_convert_to_utc(void **state)
@@ -158,6 +252,9 @@ int main(void)
 		cmocka_unit_test(test_iso_zulu_and_fractions),
 		cmocka_unit_test(test_iso_offsets_convert_to_utc),
 		cmocka_unit_test(test_iso_any_keeps_far_years_without_time),
+		cmocka_unit_test(test_default_zone_fixed_offsets),
+		cmocka_unit_test(test_rfc1123_as_kubectl_prints_it),
+		cmocka_unit_test(test_default_zone_named_follows_dst),
 		cmocka_unit_test(test_iso_rejects_garbage),
 		cmocka_unit_test(test_split_round_trips),
 		cmocka_unit_test(test_year_inferred_across_new_year),

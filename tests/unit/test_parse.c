@@ -162,6 +162,8 @@ static void test_sniff_binary_and_empty(void **state)
 struct recs {
 	int n;
 	long line[8], nlines[8], first[8];
+	int64_t ts[8];
+	enum iq_ts_how how[8];
 	char text[8][256];
 	long skipped;
 };
@@ -173,6 +175,8 @@ static int rec(void *u, const struct iq_record *r)
 		c->line[c->n] = r->line;
 		c->nlines[c->n] = r->nlines;
 		c->first[c->n] = r->first_line;
+		c->ts[c->n] = r->ts;
+		c->how[c->n] = r->ts_how;
 		snprintf(c->text[c->n], 256, "%.*s", (int)r->text.n, r->text.p);
 	}
 	c->n++;
@@ -219,6 +223,53 @@ static void test_plain_joins_traceback_and_accounts_lines(void **state)
 	assert_int_equal(st.lines_parsed, 6);
 	assert_int_equal(st.lines_skipped, 1);
 	assert_int_equal(st.records, 3);
+}
+
+/* Runs format name over in (mtime as given) into c. */
+static void run_format(const char *name, const char *in, int64_t mtime, struct recs *c)
+{
+	struct iq_parse_ctx ctx = {.path = "t.log", .mtime = mtime};
+	ctx.sink.record = rec;
+	ctx.sink.skip = on_skip;
+	ctx.sink.u = c;
+	struct iq_file_stats st;
+	struct iq_diag d;
+	assert_int_equal(iq_parse_run(iq_format_find(name), &ctx, in, strlen(in), NULL, NULL, &st, &d), 0);
+}
+
+static void test_zoneless_times_take_the_default_zone(void **state)
+{
+	(void)state;
+	struct iq_diag d;
+	int64_t noon = 1714564800LL * IQ_NS_PER_SEC;   /* 2024-05-01T12:00:00Z */
+	int64_t h = 3600 * IQ_NS_PER_SEC;
+	assert_int_equal(iq_time_set_default_zone("+03:00", &d), 0);
+	struct recs c = {0};
+	run_format("plain", "2024-05-01 12:00:00 local\n2024-05-01T12:00:00Z zoned\n", IQ_TIME_NONE, &c);
+	assert_int_equal(c.n, 2);
+	assert_true(c.ts[0] == noon - 3 * h);
+	assert_int_equal(c.how[0], IQ_TS_ASSUMED_ZONE);
+	assert_true(c.ts[1] == noon);                    /* a zone in the text wins */
+	assert_int_equal(c.how[1], IQ_TS_EXPLICIT);
+	/* a syslog date: year from the mtime, then the zone */
+	memset(&c, 0, sizeof c);
+	run_format("kernel", "May  1 12:00:00 gpu-1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n",
+		   noon + 24 * h, &c);
+	assert_int_equal(c.n, 1);
+	assert_true(c.ts[0] == noon - 3 * h);
+	assert_int_equal(c.how[0], IQ_TS_YEAR_INFERRED);
+	/* nvidia-smi's local time */
+	memset(&c, 0, sizeof c);
+	run_format("nvidia-smi-csv", "timestamp, index, memory.used [MiB]\n2024/05/01 12:00:00.000, 0, 100 MiB\n",
+		   IQ_TIME_NONE, &c);
+	assert_int_equal(c.n, 1);
+	assert_true(c.ts[0] == noon - 3 * h);
+	assert_int_equal(c.how[0], IQ_TS_ASSUMED_ZONE);
+	assert_int_equal(iq_time_set_default_zone("UTC", &d), 0);
+	memset(&c, 0, sizeof c);
+	run_format("plain", "2024-05-01 12:00:00 local\n", IQ_TIME_NONE, &c);
+	assert_true(c.ts[0] == noon);
+	assert_int_equal(c.how[0], IQ_TS_ASSUMED_UTC);
 }
 
 static void test_wrapper_len_of_vllm_prefixes(void **state)
@@ -381,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_path_identity_from_kubelet_layouts),
 		cmocka_unit_test(test_sniff_binary_and_empty),
 		cmocka_unit_test(test_plain_joins_traceback_and_accounts_lines),
+		cmocka_unit_test(test_zoneless_times_take_the_default_zone),
 		cmocka_unit_test(test_wrapper_len_of_vllm_prefixes),
 		cmocka_unit_test(test_traceback_tolerates_other_processes_and_ends_on_own_line),
 		cmocka_unit_test(test_traceback_capped_by_bytes),

@@ -185,6 +185,7 @@ int det_cascade(struct det *x)
 		}
 	}
 	free(lp.reach);
+	x->f.lb_pods = (long)lp.all;
 	x->f.load_shift_seen = rose;
 	/* The domino: two or more pods in turn; when the LB's view can be tied
 	 * to pods, traffic must also have moved to the survivors. */

@@ -128,12 +128,12 @@ static int store_findings(struct iq_store *s, const char *id, const char *verdic
 static int cascade_pack(struct det *x)
 {
 	static const char *const keys[] = {"boundaries", "oom_events", "cascade", "lb_5xx_surge",
-					   "sawtooth", "conditions", "questions", "impact", "recovery", "phases"};
+					   "sawtooth", "conditions", "questions", "limits", "impact", "recovery", "phases"};
 	for (size_t i = 0; i < IQ_ARRAY_LEN(keys); i++)
 		json_object_set_new(x->pat, keys[i], json_null());
 	int (*const steps[])(struct det *) = {
 		det_oom, det_http, det_crashloop, det_surge, det_sawtooth, det_cascade, det_boundaries,
-		det_impact, det_recovery, det_conditions, det_questions, det_phases, det_verdict,
+		det_impact, det_recovery, det_conditions, det_questions, det_limits, det_phases, det_verdict,
 	};
 	for (size_t i = 0; i < IQ_ARRAY_LEN(steps); i++) {
 		int rc = steps[i](x);

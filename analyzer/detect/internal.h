@@ -28,6 +28,7 @@ struct det_facts {
 	int flood;                /* ingress flood boundary present */
 	int xid;                  /* NVIDIA Xid hardware faults seen */
 	long container_logs;      /* log records from pod containers */
+	long lb_pods;             /* pods the load balancer sends to */
 	long gpu_samples;
 };
 
@@ -140,6 +141,7 @@ int det_boundaries(struct det *x);
 json_t *det_flood(struct det *x);
 int det_conditions(struct det *x);
 int det_questions(struct det *x);
+int det_limits(struct det *x);
 int det_phases(struct det *x);
 int det_verdict(struct det *x);
 /* The verdict from the pack's rules alone (patterns without detectors). */

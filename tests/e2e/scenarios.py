@@ -283,6 +283,30 @@ def check_case(scenario, seed, variant, tmp):
     check(case, bq.get("batch_cap") == truth["questions"]["batching-ceilings"]["batch_cap"], "batching-ceilings batch_cap",
           bq.get("batch_cap"))
 
+    # -- limits computed from the evidence ------------------------------------------------------
+    tl = truth.get("limits")
+    lim = pat.get("limits")
+    if tl is None:
+        check(case, lim is None, "no limits without a CUDA OOM death", lim)
+    else:
+        val = lambda o: o["value"] if isinstance(o, dict) else None
+        for part in ("batch", "tokens_in_flight"):
+            for k in ("largest_completed", "smallest_failed"):
+                got = val(((lim or {}).get(part) or {}).get(k))
+                check(case, got == tl[part][k], "limits %s %s" % (part, k), "%s vs truth %s" % (got, tl[part][k]))
+        got = ((lim or {}).get("kv_cache") or {}).get("capacity_tokens")
+        check(case, got == tl["capacity_tokens"], "limits kv_cache capacity_tokens", "%s vs truth %s" % (got, tl["capacity_tokens"]))
+        props = {x["setting"]: x for x in (lim or {}).get("proposals") or []}
+        check(case, sorted(props) == sorted(tl["proposals"]), "limits proposals made", sorted(props))
+        for st, want in tl["proposals"].items():
+            x = props.get(st) or {}
+            check(case, x.get("value") == want and str(want) in (x.get("arithmetic") or ""),
+                  "limits proposal %s (value and arithmetic)" % st, "%s vs truth %s" % (x.get("arithmetic"), want))
+        for part in ("batch", "tokens_in_flight"):
+            for k in ("largest_completed", "smallest_failed"):
+                o = ((lim or {}).get(part) or {}).get(k)
+                check(case, o is None or len(o.get("evidence") or []) == 1, "limits %s %s has its evidence" % (part, k), o)
+
     # -- boundaries -----------------------------------------------------------------------------
     bd = by_id(pat["boundaries"])
     ho = bd.get("host-oom", {})

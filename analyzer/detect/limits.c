@@ -1,0 +1,382 @@
+/* limits.c: the memory limits the bundle measured. Before each CUDA OOM
+ * death its worker completed batches (the engine's periodic stats in the
+ * same log, so on the same clock) and then died in one (the crash dump's
+ * scheduler state); with the KV cache's capacity the engine logged, these
+ * give the largest batch and tokens in flight that completed, the
+ * smallest that failed, and the settings to propose, each with its
+ * arithmetic and evidence. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* A decimal string ("97.3", "0.9735") as num / den. 0 when it is none. */
+static int decimal(const char *s, int64_t *num, int64_t *den)
+{
+	*num = 0;
+	*den = 1;
+	int digits = 0, frac = 0;
+	for (; s && *s; s++) {
+		if (*s == '.' && !frac) {
+			frac = 1;
+			continue;
+		}
+		if (*s < '0' || *s > '9' || *den > (int64_t)1 << 40)
+			return 0;
+		*num = *num * 10 + (*s - '0');
+		if (frac)
+			*den *= 10;
+		digits++;
+	}
+	return digits > 0;
+}
+
+struct lim_pick {
+	long value;
+	int64_t rec;
+	const char *pod;
+	int64_t t;
+	char frac[32];            /* the KV share as written */
+};
+
+static json_t *pick_json(const struct lim_pick *p, struct det *x, const char *key)
+{
+	if (p->rec < 0)
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "value", json_integer(p->value));
+	if (key)
+		json_object_set_new(o, key, json_string(p->frac));
+	json_object_set_new(o, "pod", det_str(p->pod));
+	json_object_set_new(o, "time", det_time_ns(p->t));
+	json_t *ev = json_array();
+	json_t *e = det_evidence_of(x, p->rec);
+	if (e)
+		json_array_append_new(ev, e);
+	json_object_set_new(o, "evidence", ev);
+	return o;
+}
+
+/* The nearest match of signal in file within 60 s of t: its record,
+ * captures (caller frees) and time; -1 when none. */
+static int64_t near_match(struct det *x, const char *signal, const char *file, int64_t t, json_t **caps,
+			  int64_t *ts)
+{
+	sqlite3_stmt *q;
+	int64_t rec = -1;
+	*caps = NULL;
+	if (det_prep(x, "SELECT r.id, m.captures, r.ts FROM signal_matches m JOIN records r ON r.id = m.record_id"
+		     " JOIN files f ON f.id = r.file_id WHERE m.pack = ?1 AND m.signal = ?2 AND f.path = ?3"
+		     " AND r.ts BETWEEN ?4 - 60000000000 AND ?4 + 60000000000 ORDER BY abs(r.ts - ?4), r.id LIMIT 1", &q))
+		return -1;
+	sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, signal, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 3, file, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 4, t);
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		rec = sqlite3_column_int64(q, 0);
+		const char *c = (const char *)sqlite3_column_text(q, 1);
+		*caps = json_loads(c ? c : "{}", 0, NULL);
+		*ts = sqlite3_column_int64(q, 2);
+	}
+	sqlite3_finalize(q);
+	return rec;
+}
+
+static const char *setting_value(struct det *x, const char *key)
+{
+	size_t i;
+	json_t *o;
+	json_array_foreach(json_object_get(x->pat, "settings"), i, o)
+		if (strcmp(json_string_value(json_object_get(o, "key")), key) == 0)
+			return json_string_value(json_object_get(o, "value"));
+	return NULL;
+}
+
+static long round_down(long v, long m)
+{
+	long r = v / m * m;
+	return r > 0 ? r : (v > 0 ? v : 0);
+}
+
+static void proposal(json_t *a, const char *setting, long value, const char *current, json_t *inputs,
+		     const char *arith, json_t *ev)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "setting", json_string(setting));
+	json_object_set_new(o, "value", json_integer(value));
+	json_object_set_new(o, "current", current ? json_string(current) : json_null());
+	json_object_set_new(o, "inputs", inputs);
+	json_object_set_new(o, "arithmetic", json_string(arith));
+	json_object_set_new(o, "evidence", ev ? ev : json_array());
+	json_array_append_new(a, o);
+}
+
+static void add_ev(json_t *ev, json_t *pick)
+{
+	json_t *e = json_array_get(json_object_get(pick, "evidence"), 0);
+	if (e)
+		json_array_append(ev, e);
+}
+
+int det_limits(struct det *x)
+{
+	if (!json_array_size(x->ooms)) {
+		json_object_set_new(x->pat, "limits", json_null());
+		return 0;
+	}
+	double window = det_param(x, "max-batch-and-seq", "window_s", 600);
+	sqlite3_stmt *q;
+	/* the KV cache's capacity: the smallest any engine logged */
+	int64_t cap = -1, blocks = -1, cap_rec = -1;
+	long block_size = 16;
+	const char *bs = setting_value(x, "block_size");
+	int bs_set = bs && atol(bs) > 0;
+	if (bs_set)
+		block_size = atol(bs);
+	const char *basis = NULL;
+	if (det_prep(x, "SELECT r.id, json_extract(m.captures, '$.kv_tokens'), json_extract(m.captures, '$.gpu_blocks')"
+		     " FROM signal_matches m JOIN records r ON r.id = m.record_id WHERE m.pack = ?1"
+		     " AND m.signal = 'kv-cache-size' ORDER BY r.ts, r.id", &q) == 0) {
+		sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			int tok = sqlite3_column_type(q, 1) != SQLITE_NULL;
+			int64_t c = tok ? sqlite3_column_int64(q, 1) : sqlite3_column_int64(q, 2) * block_size;
+			if (c <= 0 || (cap >= 0 && c >= cap))
+				continue;
+			cap = c;
+			cap_rec = sqlite3_column_int64(q, 0);
+			blocks = tok ? -1 : sqlite3_column_int64(q, 2);
+			basis = tok ? "the engine's GPU KV cache size in tokens"
+				    : bs_set ? "GPU blocks times the block_size setting"
+					     : "GPU blocks times vLLM's default block size, 16";
+		}
+		sqlite3_finalize(q);
+	}
+	json_t *kv = json_object();
+	json_object_set_new(kv, "capacity_tokens", cap >= 0 ? json_integer(cap) : json_null());
+	json_object_set_new(kv, "gpu_blocks", blocks >= 0 ? json_integer(blocks) : json_null());
+	json_object_set_new(kv, "block_size", blocks >= 0 ? json_integer(block_size) : json_null());
+	json_object_set_new(kv, "basis", basis ? json_string(basis) : json_null());
+	json_t *kev = json_array();
+	json_t *e = cap_rec >= 0 ? det_evidence_of(x, cap_rec) : NULL;
+	if (e)
+		json_array_append_new(kev, e);
+	json_t *conc = json_null();
+	if (det_prep(x, "SELECT r.id, json_extract(m.captures, '$.tokens_per_request'),"
+		     " json_extract(m.captures, '$.concurrency') FROM signal_matches m JOIN records r ON r.id = m.record_id"
+		     " WHERE m.pack = ?1 AND m.signal = 'kv-max-concurrency' ORDER BY r.ts, r.id LIMIT 1", &q) == 0) {
+		sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
+		if (sqlite3_step(q) == SQLITE_ROW) {
+			json_decref(conc);
+			conc = json_object();
+			json_object_set_new(conc, "tokens_per_request", json_integer(sqlite3_column_int64(q, 1)));
+			json_object_set_new(conc, "concurrency", det_text(q, 2));
+			e = det_evidence_of(x, sqlite3_column_int64(q, 0));
+			if (e)
+				json_array_append_new(kev, e);
+		}
+		sqlite3_finalize(q);
+	}
+	json_object_set_new(kv, "max_concurrency", conc);
+	json_object_set_new(kv, "evidence", kev);
+
+	/* per death: what its worker completed before it, and what failed */
+	struct lim_pick ok_b = {-1, -1, NULL, 0, ""}, bad_b = {-1, -1, NULL, 0, ""};
+	struct lim_pick ok_t = {-1, -1, NULL, 0, ""}, bad_t = {-1, -1, NULL, 0, ""};
+	long step_tokens = -1, best_mnbt = -1;
+	json_t *step = json_null();
+	const char *cur_mnbt = setting_value(x, "max_num_batched_tokens");
+	size_t i;
+	json_t *o;
+	sqlite3_stmt *sq = NULL;
+	det_prep(x, "SELECT json_extract(m.captures, '$.running'), json_extract(m.captures, '$.kv_cache_pct'), r.id, r.ts"
+		 " FROM signal_matches m JOIN records r ON r.id = m.record_id JOIN files f ON f.id = r.file_id"
+		 " WHERE m.pack = ?1 AND m.signal = 'engine-batch' AND f.path = ?2 AND r.ts >= ?3 AND r.ts < ?4"
+		 " ORDER BY r.ts, r.id", &sq);
+	json_array_foreach(x->ooms, i, o) {
+		const char *pod = json_string_value(json_object_get(o, "pod"));
+		const char *ts = json_string_value(json_object_get(o, "time"));
+		const char *file = json_string_value(json_object_get(json_array_get(json_object_get(o, "evidence"), 0), "file"));
+		int64_t t;
+		if (!ts || !file || iq_time_parse_iso(ts, strlen(ts), &t, NULL) < 0)
+			continue;
+		if (sq) {
+			sqlite3_bind_text(sq, 1, x->pack_id, -1, SQLITE_STATIC);
+			sqlite3_bind_text(sq, 2, file, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_int64(sq, 3, t - (int64_t)(window * 1e9));
+			sqlite3_bind_int64(sq, 4, t);
+			while (sqlite3_step(sq) == SQLITE_ROW) {
+				long run = (long)sqlite3_column_int64(sq, 0);
+				if (sqlite3_column_type(sq, 0) != SQLITE_NULL && run > ok_b.value)
+					ok_b = (struct lim_pick){run, sqlite3_column_int64(sq, 2), pod, sqlite3_column_int64(sq, 3), ""};
+				const char *pct = (const char *)sqlite3_column_text(sq, 1);
+				int64_t num, den;
+				if (cap >= 0 && decimal(pct, &num, &den)) {
+					long tok = (long)(num * cap / (den * 100));
+					if (tok > ok_t.value) {
+						ok_t = (struct lim_pick){tok, sqlite3_column_int64(sq, 2), pod, sqlite3_column_int64(sq, 3), ""};
+						snprintf(ok_t.frac, sizeof ok_t.frac, "%s", pct);
+					}
+				}
+			}
+			sqlite3_reset(sq);
+		}
+		json_t *caps;
+		int64_t cts;
+		int64_t rec = near_match(x, "engine-crash-stats", file, t, &caps, &cts);
+		if (rec >= 0) {
+			json_t *r = json_object_get(caps, "running");
+			if (json_is_integer(r) && (bad_b.value < 0 || json_integer_value(r) < bad_b.value))
+				bad_b = (struct lim_pick){(long)json_integer_value(r), rec, pod, cts, ""};
+			const char *u = json_string_value(json_object_get(caps, "kv_usage"));
+			int64_t num, den;
+			if (cap >= 0 && decimal(u, &num, &den)) {
+				long tok = (long)(num * cap / den);
+				if (bad_t.value < 0 || tok < bad_t.value) {
+					bad_t = (struct lim_pick){tok, rec, pod, cts, ""};
+					snprintf(bad_t.frac, sizeof bad_t.frac, "%s", u);
+				}
+			}
+		}
+		json_decref(caps);
+		/* the step: tokens scheduled, the allocation that failed, what was free */
+		rec = near_match(x, "engine-crash-step", file, t, &caps, &cts);
+		long s = -1;
+		if (rec >= 0 && json_is_integer(json_object_get(caps, "scheduled_tokens")))
+			s = (long)json_integer_value(json_object_get(caps, "scheduled_tokens"));
+		json_decref(caps);
+		if (s <= 0 && cur_mnbt && atol(cur_mnbt) > 0)
+			s = atol(cur_mnbt);
+		json_t *tr = json_object_get(o, "tried_bytes"), *fr = json_object_get(o, "free_bytes");
+		if (s <= 0 || !json_is_integer(tr) || !json_is_integer(fr) || json_integer_value(tr) <= 0 ||
+		    json_integer_value(fr) >= json_integer_value(tr))
+			continue;
+		long fit = (long)((double)s * (double)json_integer_value(fr) / (double)json_integer_value(tr));
+		if (best_mnbt >= 0 && fit >= best_mnbt)
+			continue;
+		best_mnbt = fit;
+		step_tokens = s;
+		json_decref(step);
+		step = json_object();
+		json_object_set_new(step, "scheduled_tokens", json_integer(s));
+		json_object_set_new(step, "scheduled_from", json_string(rec >= 0 ? "crash dump" : "max_num_batched_tokens"));
+		json_object_set(step, "tried_bytes", tr);
+		json_object_set(step, "free_bytes", fr);
+		json_object_set_new(step, "pod", det_str(pod));
+		json_object_set_new(step, "time", det_time_ns(t));
+		json_t *sev = json_array();
+		json_t *oe = json_array_get(json_object_get(o, "evidence"), 0);
+		if (oe)
+			json_array_append(sev, oe);
+		e = rec >= 0 ? det_evidence_of(x, rec) : NULL;
+		if (e)
+			json_array_append_new(sev, e);
+		json_object_set_new(step, "evidence", sev);
+	}
+	sqlite3_finalize(sq);
+
+	json_t *lim = json_object();
+	json_object_set_new(lim, "window_s", json_real(window));
+	json_t *b = json_object();
+	json_object_set_new(b, "largest_completed", pick_json(&ok_b, x, NULL));
+	json_object_set_new(b, "smallest_failed", pick_json(&bad_b, x, NULL));
+	json_object_set_new(lim, "batch", b);
+	json_t *tk = json_object();
+	json_object_set_new(tk, "largest_completed", pick_json(&ok_t, x, "kv_cache_pct"));
+	json_object_set_new(tk, "smallest_failed", pick_json(&bad_t, x, "kv_cache_usage"));
+	json_object_set_new(lim, "tokens_in_flight", tk);
+	json_object_set_new(lim, "kv_cache", kv);
+	json_object_set_new(lim, "failed_step", step);
+
+	/* the settings to propose */
+	json_t *props = json_array();
+	char ar[512];
+	long seqs = -1;
+	if (ok_b.value > 0 || bad_b.value > 1) {
+		long m = ok_b.value > 0 && bad_b.value > 1 ? (ok_b.value < bad_b.value - 1 ? ok_b.value : bad_b.value - 1)
+			 : ok_b.value > 0 ? ok_b.value : bad_b.value - 1;
+		seqs = round_down(m, 8);
+		json_t *in = json_object();
+		json_object_set_new(in, "largest_completed", ok_b.value > 0 ? json_integer(ok_b.value) : json_null());
+		json_object_set_new(in, "smallest_failed", bad_b.value > 0 ? json_integer(bad_b.value) : json_null());
+		if (ok_b.value > 0 && bad_b.value > 1)
+			snprintf(ar, sizeof ar, "min(largest batch that completed %ld, smallest that failed %ld - 1) = %ld; "
+				 "rounded down to a multiple of 8: %ld", ok_b.value, bad_b.value, m, seqs);
+		else if (ok_b.value > 0)
+			snprintf(ar, sizeof ar, "largest batch that completed: %ld; rounded down to a multiple of 8: %ld",
+				 ok_b.value, seqs);
+		else
+			snprintf(ar, sizeof ar, "smallest batch that failed %ld - 1 = %ld; rounded down to a multiple of 8: %ld",
+				 bad_b.value, m, seqs);
+		json_t *ev = json_array();
+		add_ev(ev, json_object_get(b, "largest_completed"));
+		add_ev(ev, json_object_get(b, "smallest_failed"));
+		proposal(props, "--max-num-seqs", seqs, setting_value(x, "max_num_seqs"), in, ar, ev);
+	}
+	long mnbt = -1;
+	if (best_mnbt > 0) {
+		mnbt = round_down(best_mnbt, 256);
+		json_t *in = json_object();
+		json_object_set(in, "scheduled_tokens", json_object_get(step, "scheduled_tokens"));
+		json_object_set(in, "tried_bytes", json_object_get(step, "tried_bytes"));
+		json_object_set(in, "free_bytes", json_object_get(step, "free_bytes"));
+		snprintf(ar, sizeof ar, "the failed step scheduled %ld tokens and tried to allocate %lld bytes with %lld free: "
+			 "%ld x %lld / %lld = %ld tokens would have fit; rounded down to a multiple of 256: %ld", step_tokens,
+			 (long long)json_integer_value(json_object_get(step, "tried_bytes")),
+			 (long long)json_integer_value(json_object_get(step, "free_bytes")), step_tokens,
+			 (long long)json_integer_value(json_object_get(step, "free_bytes")),
+			 (long long)json_integer_value(json_object_get(step, "tried_bytes")), best_mnbt, mnbt);
+		proposal(props, "--max-num-batched-tokens", mnbt, cur_mnbt, in, ar,
+			 json_deep_copy(json_object_get(step, "evidence")));
+	}
+	long mlen = -1;
+	if (cap > 0 && seqs > 0) {
+		long per = (long)(cap / seqs);
+		mlen = per >= 1024 ? round_down(per, 1024) : round_down(per, 256);
+		const char *cur = setting_value(x, "max_model_len");
+		long curv = cur ? atol(cur) : 0;
+		if (curv > 0 && mlen > curv)
+			mlen = curv;
+		json_t *in = json_object();
+		json_object_set_new(in, "capacity_tokens", json_integer(cap));
+		json_object_set_new(in, "max_num_seqs", json_integer(seqs));
+		snprintf(ar, sizeof ar, "a full batch of %ld sequences of max-model-len tokens fits the KV cache: "
+			 "%lld / %ld = %ld; rounded down to a multiple of %d: %ld%s", seqs, (long long)cap, seqs, per,
+			 per >= 1024 ? 1024 : 256, mlen, curv > 0 && mlen == curv ? " (the current setting)" : "");
+		proposal(props, "--max-model-len", mlen, cur, in, ar, json_deep_copy(kev));
+	}
+	if (mlen > 0 || mnbt > 0) {
+		long adm = mlen > 0 && mnbt > 0 ? (mlen < mnbt ? mlen : mnbt) : mlen > 0 ? mlen : mnbt;
+		json_t *in = json_object();
+		json_object_set_new(in, "max_model_len", mlen > 0 ? json_integer(mlen) : json_null());
+		json_object_set_new(in, "max_num_batched_tokens", mnbt > 0 ? json_integer(mnbt) : json_null());
+		snprintf(ar, sizeof ar, "a prompt longer than one step's budget or a sequence's share of the KV cache is "
+			 "refused at the gateway: min(%ld, %ld) = %ld", mlen > 0 ? mlen : adm, mnbt > 0 ? mnbt : adm, adm);
+		proposal(props, "prompt-token-admission-limit", adm, NULL, in, ar, NULL);
+	}
+	if (seqs > 0) {
+		/* the serving pods: those whose engine logged its batches */
+		sqlite3_stmt *pq;
+		long pods = 0;
+		if (det_prep(x, "SELECT count(DISTINCT r.pod) FROM signal_matches m JOIN records r ON r.id = m.record_id"
+			     " WHERE m.pack = ?1 AND m.signal = 'engine-batch'", &pq) == 0) {
+			sqlite3_bind_text(pq, 1, x->pack_id, -1, SQLITE_STATIC);
+			if (sqlite3_step(pq) == SQLITE_ROW)
+				pods = (long)sqlite3_column_int64(pq, 0);
+			sqlite3_finalize(pq);
+		}
+		if (pods <= 0)
+			pods = x->f.lb_pods > 0 ? x->f.lb_pods : x->f.oom_pods;
+		long thr = 2 * seqs * (pods > 0 ? pods : 1);
+		json_t *in = json_object();
+		json_object_set_new(in, "max_num_seqs", json_integer(seqs));
+		json_object_set_new(in, "pods", json_integer(pods > 0 ? pods : 1));
+		snprintf(ar, sizeof ar, "answer 429 past %ld running and as many waiting per serving pod: 2 x %ld x %ld pods = %ld "
+			 "requests in flight at the load balancer", seqs, seqs, pods > 0 ? pods : 1, thr);
+		proposal(props, "429-threshold", thr, NULL, in, ar, NULL);
+	}
+	json_object_set_new(lim, "proposals", props);
+	json_object_set_new(x->pat, "limits", lim);
+	return 0;
+}

@@ -88,15 +88,20 @@ int64_t iq_parse_size(const char *s, size_t n)
 		{"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"KB", 1e3},
 		{"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
 	};
-	for (size_t u = 0; u < IQ_ARRAY_LEN(units); u++) {
+	double m = 0;
+	for (size_t u = 0; u < IQ_ARRAY_LEN(units) && !m; u++) {
 		size_t ul = strlen(units[u].u);
 		if (n - i >= ul && strncmp(s + i, units[u].u, ul) == 0)
-			return (int64_t)(v * units[u].m + 0.5);
+			m = units[u].m;
 	}
 	/* a bare number is a count of bytes ("allocate 7406166528") */
-	if (i >= n || !isalpha((unsigned char)s[i]))
-		return (int64_t)(v + 0.5);
-	return -1;
+	if (!m && (i >= n || !isalpha((unsigned char)s[i])))
+		m = 1;
+	if (!m)
+		return -1;
+	/* past int64 the conversion is undefined: no size */
+	double b = v * m + 0.5;
+	return b < 9223372036854775807.0 ? (int64_t)b : -1;
 }
 
 static int hexval(char c)

@@ -213,7 +213,7 @@ void iq_path_ident(const char *path, struct iq_ident *id);
 struct iq_str iq_log_severity(const char *s, size_t n);
 /* Parses a size such as "2.00 GiB", "512MiB", "1234 bytes", "1.5 GB" (a bare
  * number is bytes) into
- * bytes; returns -1 when s is not a size. */
+ * bytes; returns -1 when s is not a size or not one an int64 holds. */
 int64_t iq_parse_size(const char *s, size_t n);
 /* Decodes a JSON string body (between the quotes, escapes included) into
  * out; invalid escapes are kept as written. Returns 0 or IQ_ERR_NOMEM. */

@@ -374,7 +374,11 @@ static int close_frame(struct triton *p, const struct iq_parse_ctx *ctx, long l)
 					p->pval.len, p->pline, l - p->pline + 1);
 			p->covered = l;
 		} else {
-			skip_held(p, ctx, p->pline, l - p->pline + 1, "parameter without value", &rc);
+			/* lines an earlier entry already claimed are not skipped
+			 * twice ("parameters{]parameters{]" on one line) */
+			long first = p->covered >= p->pline ? p->covered + 1 : p->pline;
+			if (first <= l)
+				skip_held(p, ctx, first, l - first + 1, "parameter without value", &rc);
 			p->covered = l;
 		}
 	}

@@ -188,6 +188,25 @@ static int cmp_idt(const void *a, const void *b)
 	return strcmp(((const struct idt *)a)->id, ((const struct idt *)b)->id);
 }
 
+/* Prepares the query of a pod's timed log lines holding needle, up to
+ * limit in file order: through its files' id ranges (CROSS JOIN and the
+ * unary + keep the planner on them rather than an automatic index).
+ * Returns 0 with *q (caller finalizes), or nonzero. */
+static int pod_lines(struct iq_store *s, const char *pod, const char *needle, int limit,
+		     sqlite3_stmt **q)
+{
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT r.ts, r.text FROM files f CROSS JOIN records r"
+			       " ON r.id BETWEEN f.first_record AND f.last_record WHERE f.pod = ?1"
+			       " AND +r.pod = ?1 AND r.ts IS NOT NULL AND +r.kind = 'log'"
+			       " AND instr(r.text, ?2) > 0 ORDER BY r.id LIMIT ?3",
+			       -1, q, NULL) != SQLITE_OK)
+		return 1;
+	sqlite3_bind_text(*q, 1, pod, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(*q, 2, needle, -1, SQLITE_STATIC);
+	sqlite3_bind_int(*q, 3, limit);
+	return 0;
+}
+
 /* Basis 1a for one pod: the engine's "Received request <id>" lines
  * (node clock, just after the request arrived) joined by id to the LB's
  * requests (start = end - duration): one difference per request. */
@@ -195,14 +214,8 @@ static int id_pairs(struct iq_store *s, const char *pod, const char *ip, struct 
 		    struct resol *res, struct iq_diag *d)
 {
 	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT r.ts, r.text FROM files f CROSS JOIN records r"
-			       " ON r.id BETWEEN f.first_record AND f.last_record WHERE f.pod = ?1"
-			       " AND +r.pod = ?1 AND r.ts IS NOT NULL AND +r.kind = 'log'"
-			       " AND instr(r.text, 'Received request ') > 0 ORDER BY r.id LIMIT ?2",
-			       -1, &q, NULL) != SQLITE_OK)
+	if (pod_lines(s, pod, "Received request ", MAX_ACCESS, &q))
 		return db_err(s, d);
-	sqlite3_bind_text(q, 1, pod, -1, SQLITE_STATIC);
-	sqlite3_bind_int(q, 2, MAX_ACCESS);
 	struct idt *node = NULL;
 	size_t nn = 0;
 	while (sqlite3_step(q) == SQLITE_ROW) {
@@ -333,13 +346,8 @@ static int access_pairs(struct iq_store *s, const char *pod, const char *ip, str
 			struct resol *res, struct iq_diag *d)
 {
 	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT r.ts, r.text FROM files f CROSS JOIN records r"
-			       " ON r.id BETWEEN f.first_record AND f.last_record WHERE f.pod = ?1"
-			       " AND +r.pod = ?1 AND r.ts IS NOT NULL AND +r.kind = 'log'"
-			       " AND instr(r.text, ' HTTP/') > 0 ORDER BY r.id LIMIT 20000",
-			       -1, &q, NULL) != SQLITE_OK)
+	if (pod_lines(s, pod, " HTTP/", 20000, &q))
 		return db_err(s, d);
-	sqlite3_bind_text(q, 1, pod, -1, SQLITE_STATIC);
 	struct vec at = {0};
 	char **paths = NULL;
 	size_t np = 0, pcap = 0;

@@ -743,7 +743,7 @@ static int store_batch(struct iq_store *s, int64_t file_id, const struct iq_iden
 		if (rc)
 			return rc;
 	}
-	return 0;
+	return iq_store_flush(s); /* before the batch's memory goes back */
 }
 
 /* Takes the next batch of j, waiting for the parser; NULL once the file is

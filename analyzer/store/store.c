@@ -1,6 +1,9 @@
 /* store.c: the database writer. One connection, one open transaction at a
  * time committed every IQ_BATCH records, prepared statements for every
- * insert, indexes built after the load. WAL with synchronous=OFF keeps the
+ * insert, indexes built after the load. Records, HTTP requests and their
+ * upstream attempts, the rows of nearly every line, are held back and
+ * inserted IQ_ROWS to a statement: most of an INSERT's cost is the
+ * statement's own (step, cursor, reset), not the row's. WAL with synchronous=OFF keeps the
  * file consistent when a run is killed: a commit is all or nothing. */
 #include <math.h>
 #include <stdlib.h>
@@ -12,25 +15,27 @@ extern const char iq_schema_sql[];
 extern const char iq_index_sql[];
 
 #define IQ_BATCH 200000
+/* rows per multi-row INSERT; records held back (a multiple of IQ_ROWS) */
+#define IQ_ROWS 32
+#define IQ_PEND 64
 
 enum stmt_id {
 	ST_FILE_FIND, ST_FILE_ADD, ST_FILE_END, ST_RECORD, ST_HTTP, ST_UPSTREAM,
 	ST_GPU, ST_EVENT, ST_KERNEL, ST_POD, ST_CONFIG, ST_MATCH, ST_SKIP, ST_PROBLEM, ST_META,
-	ST_COUNT
+	ST_NEXT_ID, ST_COUNT
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_FILE_FIND] = "SELECT id, status, coalesce(first_record, 0) FROM files WHERE path = ?1",
 	[ST_FILE_ADD] = "INSERT INTO files(path, bundle, format, sniff_reason, mtime, node,"
 			" namespace, pod, container, restart, first_record)"
-			" VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
-			" (SELECT coalesce(max(id), 0) + 1 FROM records))",
+			" VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
 	[ST_FILE_END] = "UPDATE files SET lines_read=?2, lines_parsed=?3, lines_skipped=?4,"
 			" records=?5, cut_lines=?6, bytes=?7, status=?8, error=?9, last_record=?10,"
 			" first_ts=?11, last_ts=?12 WHERE id=?1",
-	[ST_RECORD] = "INSERT INTO records(file_id, line, nlines, ts, ts_how, ts_raw, kind, node,"
-		      " namespace, pod, container, stream, severity, text)"
-		      " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
+	[ST_RECORD] = "INSERT INTO records(id, file_id, line, nlines, ts, ts_how, ts_raw, kind,"
+		      " node, namespace, pod, container, stream, severity, text)"
+		      " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)",
 	[ST_HTTP] = "INSERT INTO http_requests VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
 	[ST_UPSTREAM] = "INSERT INTO http_upstreams VALUES (?1,?2,?3,?4,?5)",
 	[ST_GPU] = "INSERT INTO gpu_samples VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
@@ -46,11 +51,40 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_PROBLEM] = "INSERT INTO problems(path, message) SELECT ?1, ?2 WHERE NOT EXISTS"
 		       " (SELECT 1 FROM problems WHERE path = ?1 AND message = ?2)",
 	[ST_META] = "INSERT OR REPLACE INTO meta VALUES (?1, ?2)",
+	[ST_NEXT_ID] = "SELECT coalesce(max(id), 0) + 1 FROM records",
+};
+
+/* The multi-row forms of three inserts: the single-row SQL's VALUES tuple
+ * repeated IQ_ROWS times. */
+enum { MR_RECORD, MR_HTTP, MR_UPSTREAM, MR_COUNT };
+static const struct {
+	int one;  /* the single-row statement */
+	int ncol;
+	const char *head;
+} multi_row[MR_COUNT] = {
+	[MR_RECORD] = {ST_RECORD, 15, "INSERT INTO records(id, file_id, line, nlines, ts, ts_how,"
+				      " ts_raw, kind, node, namespace, pod, container, stream,"
+				      " severity, text) VALUES "},
+	[MR_HTTP] = {ST_HTTP, 12, "INSERT INTO http_requests VALUES "},
+	[MR_UPSTREAM] = {ST_UPSTREAM, 5, "INSERT INTO http_upstreams VALUES "},
+};
+
+/* A record held back until its batch is flushed. */
+struct pend {
+	int64_t id, file_id;
+	const struct iq_ident *fid;
+	const struct iq_record *r;
 };
 
 struct iq_store {
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_COUNT];
+	sqlite3_stmt *mr[MR_COUNT];
+	/* records held back (their memory is the caller's until flushed) and
+	 * the id the next record gets */
+	struct pend pend[IQ_PEND];
+	int npend;
+	int64_t next_id;
 	/* the file being written: its last record and time span */
 	int64_t cur_file, cur_last, cur_min_ts, cur_max_ts;
 	int in_tx;
@@ -86,12 +120,41 @@ static int begin_tx(struct iq_store *s)
 	return 0;
 }
 
+static int flush(struct iq_store *s);
+
 static int commit_tx(struct iq_store *s)
 {
 	if (!s->in_tx)
 		return 0;
+	if (flush(s))
+		return IQ_ERR_DB;
 	s->in_tx = 0;
 	return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : IQ_ERR_DB;
+}
+
+/* "INSERT ... VALUES " then IQ_ROWS tuples of ncol numbered parameters. */
+static char *multi_row_sql(int m)
+{
+	int ncol = multi_row[m].ncol;
+	size_t cap = strlen(multi_row[m].head) + (size_t)IQ_ROWS * (size_t)ncol * 8 + 16;
+	char *sql = iq_xmalloc(cap);
+	size_t n = (size_t)snprintf(sql, cap, "%s", multi_row[m].head);
+	for (int row = 0; row < IQ_ROWS; row++)
+		for (int c = 0; c < ncol; c++)
+			n += (size_t)snprintf(sql + n, cap - n, "%s?%d%s",
+					      c ? "," : row ? ",(" : "(", row * ncol + c + 1,
+					      c == ncol - 1 ? ")" : "");
+	return sql;
+}
+
+static int64_t query_next_id(struct iq_store *s)
+{
+	sqlite3_stmt *q = s->st[ST_NEXT_ID];
+	int64_t v = 1;
+	if (sqlite3_step(q) == SQLITE_ROW)
+		v = sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	return v;
 }
 
 int iq_store_open(const char *path, int readonly, struct iq_store **out, struct iq_diag *d)
@@ -154,6 +217,17 @@ int iq_store_open(const char *path, int readonly, struct iq_store **out, struct 
 			goto fail;
 		}
 	}
+	for (int i = 0; i < MR_COUNT; i++) {
+		char *sql = multi_row_sql(i);
+		int rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->mr[i], NULL);
+		free(sql);
+		if (rc != SQLITE_OK) {
+			iq_diag_set(d, IQ_ERR_INTERNAL, "database: %s in: %s", sqlite3_errmsg(s->db),
+				    multi_row[i].head);
+			goto fail;
+		}
+	}
+	s->next_id = query_next_id(s);
 	*out = s;
 	return 0;
 fail:
@@ -210,6 +284,8 @@ int iq_store_close(struct iq_store *s)
 	int rc = commit_tx(s);
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(s->st[i]);
+	for (int i = 0; i < MR_COUNT; i++)
+		sqlite3_finalize(s->mr[i]);
 	if (!s->readonly)
 		sqlite3_exec(s->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL); /* one standalone file */
 	sqlite3_close(s->db);
@@ -287,7 +363,7 @@ int iq_store_file_begin(struct iq_store *s, const char *path, const char *bundle
 			const struct iq_ident *id, int64_t *file_id, int *already)
 {
 	*already = 0;
-	if (begin_tx(s))
+	if (begin_tx(s) || flush(s))
 		return IQ_ERR_DB;
 	sqlite3_stmt *q = s->st[ST_FILE_FIND];
 	sqlite3_bind_text(q, 1, path, -1, SQLITE_STATIC);
@@ -323,6 +399,7 @@ int iq_store_file_begin(struct iq_store *s, const char *path, const char *bundle
 	bind_str(q, 8, id->pod);
 	bind_str(q, 9, id->container);
 	bind_int_known(q, 10, id->restart);
+	sqlite3_bind_int64(q, 11, s->next_id);
 	if (step(s, q))
 		return IQ_ERR_DB;
 	*file_id = sqlite3_last_insert_rowid(s->db);
@@ -338,7 +415,7 @@ int iq_store_file_forget(struct iq_store *s, int64_t file_id, int64_t first_reco
 	 * writer writes one file at a time), so the rowid range bounds each
 	 * scan. */
 	char sub[160], sql[2400];
-	if (begin_tx(s))
+	if (begin_tx(s) || flush(s))
 		return IQ_ERR_DB;
 	snprintf(sub, sizeof sub, "SELECT id FROM records WHERE id >= %lld AND file_id = %lld",
 		 (long long)first_record, (long long)file_id);
@@ -359,7 +436,10 @@ int iq_store_file_forget(struct iq_store *s, int64_t file_id, int64_t first_reco
 		s->cur_last = 0;
 		s->cur_min_ts = s->cur_max_ts = IQ_TIME_NONE;
 	}
-	return iq_store_exec(s, sql, NULL);
+	if (iq_store_exec(s, sql, NULL))
+		return IQ_ERR_DB;
+	s->next_id = query_next_id(s); /* the ids go to the next file, as before */
+	return 0;
 }
 
 int64_t iq_store_first_record(struct iq_store *s, int64_t file_id)
@@ -381,31 +461,131 @@ static struct iq_str pick(struct iq_str a, struct iq_str b)
 	return a.n ? a : b;
 }
 
+static void bind_record(sqlite3_stmt *q, int base, const void *item)
+{
+	const struct pend *p = item;
+	const struct iq_record *r = p->r;
+	sqlite3_bind_int64(q, base + 1, p->id);
+	sqlite3_bind_int64(q, base + 2, p->file_id);
+	sqlite3_bind_int64(q, base + 3, r->line);
+	sqlite3_bind_int64(q, base + 4, r->nlines);
+	bind_time(q, base + 5, r->ts);
+	sqlite3_bind_text(q, base + 6, iq_ts_how_name(r->ts_how), -1, SQLITE_STATIC);
+	bind_str(q, base + 7, r->ts_raw);
+	sqlite3_bind_text(q, base + 8, iq_kind_name(r->kind), -1, SQLITE_STATIC);
+	bind_str(q, base + 9, pick(r->id.node, p->fid->node));
+	bind_str(q, base + 10, pick(r->id.ns, p->fid->ns));
+	bind_str(q, base + 11, pick(r->id.pod, p->fid->pod));
+	bind_str(q, base + 12, pick(r->id.container, p->fid->container));
+	bind_str(q, base + 13, r->stream);
+	bind_str(q, base + 14, r->severity);
+	sqlite3_bind_text(q, base + 15, r->text.p ? r->text.p : "", (int)r->text.n, SQLITE_STATIC);
+}
+
+static void bind_http(sqlite3_stmt *q, int base, const void *item)
+{
+	const struct pend *p = item;
+	const struct iq_record *r = p->r;
+	const struct iq_http *h = &r->u.http;
+	sqlite3_bind_int64(q, base + 1, p->id);
+	bind_time(q, base + 2, r->ts);
+	bind_str(q, base + 3, h->client);
+	bind_str(q, base + 4, h->method);
+	bind_str(q, base + 5, h->path);
+	bind_int_nz(q, base + 6, h->status);
+	if (h->bytes_sent >= 0)
+		sqlite3_bind_int64(q, base + 7, h->bytes_sent);
+	else
+		sqlite3_bind_null(q, base + 7);
+	bind_real(q, base + 8, h->duration_s);
+	bind_str(q, base + 9, h->upstream_name);
+	bind_str(q, base + 10, h->request_id);
+	bind_str(q, base + 11, h->host);
+	bind_str(q, base + 12, h->user_agent);
+}
+
+/* An upstream attempt: the record and the attempt's number. */
+struct attempt {
+	const struct pend *p;
+	int i;
+};
+
+static void bind_upstream(sqlite3_stmt *q, int base, const void *item)
+{
+	const struct attempt *a = item;
+	const struct iq_http *h = &a->p->r->u.http;
+	sqlite3_bind_int64(q, base + 1, a->p->id);
+	sqlite3_bind_int(q, base + 2, a->i);
+	bind_str(q, base + 3, h->upstream_addr[a->i]);
+	bind_int_nz(q, base + 4, h->upstream_status[a->i]);
+	bind_real(q, base + 5, h->upstream_time_s[a->i]);
+}
+
+typedef void bind_fn(sqlite3_stmt *q, int base, const void *item);
+
+/* Inserts n items (size bytes each) as rows of table m: IQ_ROWS at a time
+ * through the multi-row statement, the rest one by one. */
+static int insert_rows(struct iq_store *s, int m, int n, bind_fn *bind, const void *items,
+		       size_t size)
+{
+	const char *it = items;
+	int ncol = multi_row[m].ncol, k = 0;
+	for (; k + IQ_ROWS <= n; k += IQ_ROWS) {
+		for (int j = 0; j < IQ_ROWS; j++)
+			bind(s->mr[m], j * ncol, it + (size_t)(k + j) * size);
+		if (step(s, s->mr[m]))
+			return IQ_ERR_DB;
+	}
+	for (; k < n; k++) {
+		bind(s->st[multi_row[m].one], 0, it + (size_t)k * size);
+		if (step(s, s->st[multi_row[m].one]))
+			return IQ_ERR_DB;
+	}
+	return 0;
+}
+
+/* Writes the records held back, with their HTTP rows. */
+static int flush(struct iq_store *s)
+{
+	int n = s->npend;
+	if (!n)
+		return 0;
+	s->npend = 0;
+	struct pend http[IQ_PEND];
+	struct attempt ups[IQ_PEND * IQ_MAX_UPSTREAMS];
+	int nh = 0, nu = 0;
+	for (int k = 0; k < n; k++) {
+		const struct pend *p = &s->pend[k];
+		if (p->r->kind != IQ_KIND_HTTP)
+			continue;
+		http[nh++] = *p;
+		for (int i = 0; i < p->r->u.http.n_upstreams && i < IQ_MAX_UPSTREAMS; i++)
+			ups[nu++] = (struct attempt){p, i};
+	}
+	if (insert_rows(s, MR_RECORD, n, bind_record, s->pend, sizeof *s->pend) ||
+	    insert_rows(s, MR_HTTP, nh, bind_http, http, sizeof *http) ||
+	    insert_rows(s, MR_UPSTREAM, nu, bind_upstream, ups, sizeof *ups))
+		return IQ_ERR_DB;
+	return 0;
+}
+
+int iq_store_flush(struct iq_store *s)
+{
+	return flush(s);
+}
+
 int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *fid,
 		    const struct iq_record *r, int64_t *record_id)
 {
 	if (begin_tx(s))
 		return IQ_ERR_DB;
-	sqlite3_stmt *q = s->st[ST_RECORD];
-	struct iq_str node = pick(r->id.node, fid->node);
-	sqlite3_bind_int64(q, 1, file_id);
-	sqlite3_bind_int64(q, 2, r->line);
-	sqlite3_bind_int64(q, 3, r->nlines);
-	bind_time(q, 4, r->ts);
-	sqlite3_bind_text(q, 5, iq_ts_how_name(r->ts_how), -1, SQLITE_STATIC);
-	bind_str(q, 6, r->ts_raw);
-	sqlite3_bind_text(q, 7, iq_kind_name(r->kind), -1, SQLITE_STATIC);
-	bind_str(q, 8, node);
-	bind_str(q, 9, pick(r->id.ns, fid->ns));
-	bind_str(q, 10, pick(r->id.pod, fid->pod));
-	bind_str(q, 11, pick(r->id.container, fid->container));
-	bind_str(q, 12, r->stream);
-	bind_str(q, 13, r->severity);
-	sqlite3_bind_text(q, 14, r->text.p ? r->text.p : "", (int)r->text.n, SQLITE_STATIC);
-	if (step(s, q))
+	if (s->npend == IQ_PEND && flush(s))
 		return IQ_ERR_DB;
-	int64_t id = sqlite3_last_insert_rowid(s->db);
+	int64_t id = s->next_id++;
+	s->pend[s->npend++] = (struct pend){id, file_id, fid, r};
 	*record_id = id;
+	struct iq_str node = pick(r->id.node, fid->node);
+	sqlite3_stmt *q;
 	if (file_id == s->cur_file) {
 		s->cur_last = id;
 		if (r->ts != IQ_TIME_NONE) {
@@ -416,38 +596,8 @@ int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *
 		}
 	}
 	switch (r->kind) {
-	case IQ_KIND_HTTP: {
-		const struct iq_http *h = &r->u.http;
-		q = s->st[ST_HTTP];
-		sqlite3_bind_int64(q, 1, id);
-		bind_time(q, 2, r->ts);
-		bind_str(q, 3, h->client);
-		bind_str(q, 4, h->method);
-		bind_str(q, 5, h->path);
-		bind_int_nz(q, 6, h->status);
-		if (h->bytes_sent >= 0)
-			sqlite3_bind_int64(q, 7, h->bytes_sent);
-		else
-			sqlite3_bind_null(q, 7);
-		bind_real(q, 8, h->duration_s);
-		bind_str(q, 9, h->upstream_name);
-		bind_str(q, 10, h->request_id);
-		bind_str(q, 11, h->host);
-		bind_str(q, 12, h->user_agent);
-		if (step(s, q))
-			return IQ_ERR_DB;
-		for (int i = 0; i < h->n_upstreams && i < IQ_MAX_UPSTREAMS; i++) {
-			q = s->st[ST_UPSTREAM];
-			sqlite3_bind_int64(q, 1, id);
-			sqlite3_bind_int(q, 2, i);
-			bind_str(q, 3, h->upstream_addr[i]);
-			bind_int_nz(q, 4, h->upstream_status[i]);
-			bind_real(q, 5, h->upstream_time_s[i]);
-			if (step(s, q))
-				return IQ_ERR_DB;
-		}
-		break;
-	}
+	case IQ_KIND_HTTP:
+		break; /* with its record, at the flush */
 	case IQ_KIND_GPU: {
 		const struct iq_gpu *g = &r->u.gpu;
 		q = s->st[ST_GPU];
@@ -582,6 +732,8 @@ int iq_store_skip(struct iq_store *s, int64_t file_id, const char *reason,
 int iq_store_file_end(struct iq_store *s, int64_t file_id, const struct iq_file_stats *st,
 		      int64_t bytes, const char *status, const char *error)
 {
+	if (flush(s))
+		return IQ_ERR_DB;
 	sqlite3_stmt *q = s->st[ST_FILE_END];
 	sqlite3_bind_int64(q, 1, file_id);
 	sqlite3_bind_int64(q, 2, st->lines_read);

@@ -52,9 +52,14 @@ int iq_store_file_forget(struct iq_store *s, int64_t file_id, int64_t first_reco
 int64_t iq_store_first_record(struct iq_store *s, int64_t file_id);
 
 /* Adds a record of file_id; its identity gaps are filled from fid (the
- * file's identity). Sets *record_id. */
+ * file's identity). Sets *record_id. The record may be held back and
+ * written later: r, fid and every string they point to must stay valid
+ * until iq_store_flush, or any other call of this store but
+ * iq_store_record and iq_store_match. */
 int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *fid,
 		    const struct iq_record *r, int64_t *record_id);
+/* Writes the records held back by iq_store_record. */
+int iq_store_flush(struct iq_store *s);
 /* Adds a signal match of a record; captures is a JSON object or NULL. */
 int iq_store_match(struct iq_store *s, int64_t record_id, const char *pack,
 		   const char *signal, const char *captures);

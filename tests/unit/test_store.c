@@ -76,6 +76,82 @@ static void add_http(struct iq_store *s, int64_t fid)
 	int64_t rid;
 	assert_int_equal(iq_store_record(s, fid, &fidn, &r, &rid), 0);
 	assert_int_equal(iq_store_match(s, rid, "p", "lb-5xx", "{}"), 0);
+	assert_int_equal(iq_store_flush(s), 0); /* r dies here */
+}
+
+/* Records are held back and written many to a statement: 203 of them
+ * (more than the 64 held back, not a multiple of 32), every third an HTTP
+ * request with 1..3 upstream attempts, must come out as if written one by
+ * one: consecutive ids, every column, every typed row. */
+static void test_many_records_in_one_batch(void **state)
+{
+	(void)state;
+	struct iq_store *s;
+	struct iq_diag d;
+	int already;
+	char many[160];
+	snprintf(many, sizeof many, "%s/many.db", dir);
+	assert_int_equal(iq_store_open(many, 0, &s, &d), 0);
+	int64_t fid = add_file(s, "b.tgz!lb/many.log", &already);
+	struct iq_ident fidn;
+	memset(&fidn, 0, sizeof fidn);
+	fidn.node = IQ_STR_LIT("node-a");
+	fidn.pod = IQ_STR_LIT("pod-a");
+	enum { N = 203 };
+	static struct iq_record r[N];
+	static char text[N][32];
+	int64_t first = 0, prev = 0;
+	for (int i = 0; i < N; i++) {
+		int http = i % 3 == 0;
+		iq_record_init(&r[i], http ? IQ_KIND_HTTP : IQ_KIND_LOG);
+		r[i].line = i + 1;
+		r[i].nlines = 1;
+		r[i].ts = 1000 + i;
+		r[i].ts_how = IQ_TS_EXPLICIT;
+		snprintf(text[i], sizeof text[i], "line %d", i + 1);
+		r[i].text = (struct iq_str){text[i], strlen(text[i])};
+		if (i == 5)
+			r[i].id.pod = IQ_STR_LIT("pod-b");
+		if (http) {
+			r[i].u.http.status = 500 + i % 4;
+			r[i].u.http.n_upstreams = 1 + (i / 3) % 3;
+			for (int k = 0; k < r[i].u.http.n_upstreams; k++) {
+				r[i].u.http.upstream_addr[k] = IQ_STR_LIT("10.0.0.9:80");
+				r[i].u.http.upstream_status[k] = 200 + k;
+			}
+		}
+		int64_t rid;
+		assert_int_equal(iq_store_record(s, fid, &fidn, &r[i], &rid), 0);
+		if (i == 0)
+			first = rid;
+		else
+			assert_int_equal(rid, prev + 1);
+		prev = rid;
+		if (i % 10 == 0)
+			assert_int_equal(iq_store_match(s, rid, "p", "sig", NULL), 0);
+	}
+	struct iq_file_stats st = {.lines_read = N, .lines_parsed = N, .records = N};
+	assert_int_equal(iq_store_file_end(s, fid, &st, 10, "done", NULL), 0);
+	assert_int_equal(iq_store_finish(s), 0);
+	assert_int_equal(count(s, "SELECT count(*) FROM records WHERE file_id IS NOT NULL"), N);
+	assert_int_equal(count(s, "SELECT count(*) FROM records WHERE text = 'line ' || line"
+				  " AND ts = 999 + line AND node = 'node-a' AND nlines = 1"), N);
+	assert_int_equal(count(s, "SELECT count(*) FROM records WHERE pod = 'pod-b' AND line = 6"), 1);
+	assert_int_equal(count(s, "SELECT count(*) FROM records WHERE pod = 'pod-a'"), N - 1);
+	assert_int_equal(count(s, "SELECT max(id) - min(id) + 1 FROM records"), N);
+	assert_int_equal(count(s, "SELECT min(id) FROM records"), first);
+	assert_int_equal(count(s, "SELECT last_record - first_record + 1 FROM files"), N);
+	assert_int_equal(count(s, "SELECT count(*) FROM http_requests h JOIN records r"
+				  " ON r.id = h.record_id WHERE h.status = 500 + (r.line - 1) % 4"
+				  " AND r.kind = 'http' AND h.ts = r.ts"), 68);
+	/* request j = i / 3 (0..67) has 1 + j % 3 attempts: 22 * 6 + 1 + 2 */
+	assert_int_equal(count(s, "SELECT count(*) FROM http_upstreams"), 135);
+	assert_int_equal(count(s, "SELECT count(*) FROM http_upstreams WHERE attempt = 2"
+				  " AND status = 202 AND addr = '10.0.0.9:80'"), 22);
+	assert_int_equal(count(s, "SELECT count(*) FROM signal_matches"), 21);
+	assert_int_equal(count(s, "SELECT count(*) FROM signal_matches m LEFT JOIN records r"
+				  " ON r.id = m.record_id WHERE r.id IS NULL"), 0);
+	iq_store_close(s);
 }
 
 static void test_typed_rows_and_no_duplicates(void **state)
@@ -147,6 +223,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_typed_rows_and_no_duplicates),
+		cmocka_unit_test(test_many_records_in_one_batch),
 		cmocka_unit_test(test_half_read_file_is_read_again),
 		cmocka_unit_test(test_readonly_refuses_other_versions),
 	};

@@ -1,9 +1,11 @@
 /* cmd_ingest.c: `inquest ingest BUNDLE... --db FILE [--rules PATH]...`:
  * parse bundles into a database, nothing else. Also the ingest half of
  * `inquest analyze`. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "ingest.h"
@@ -219,13 +221,29 @@ int iq_cmd_ingest(int argc, char **argv)
 	if (!rc) {
 		struct iq_store *s;
 		struct iq_diag d = {{0}};
-		if (iq_store_open(db, 0, &s, &d)) {
+		/* A new database is built beside its name without a journal
+		 * (written once, not twice through the WAL) and renamed when
+		 * complete: a killed run leaves no half database behind. */
+		char tmp[4200];
+		int fresh = access(db, F_OK) != 0 && errno == ENOENT;
+		snprintf(tmp, sizeof tmp, "%s.tmp", db);
+		if (fresh)
+			unlink(tmp);
+		int orc = iq_store_open(fresh ? tmp : db, 0, &s, &d);
+		if (!orc && fresh && iq_store_scratch(s, &d)) {
+			iq_store_close(s);
+			orc = IQ_ERR_DB;
+		}
+		if (orc) {
 			iq_errorf("%s", d.msg);
 			rc = IQ_EXIT_INPUT;
 		} else {
 			iq_signals_install();
 			rc = iq_ingest_run(s, &rs, bundles, nb, &io);
-			iq_store_close(s);
+			if (iq_store_close(s) == 0 && fresh && rename(tmp, db) != 0) {
+				iq_errorf("cannot rename '%s' to '%s': %s", tmp, db, strerror(errno));
+				rc = IQ_EXIT_INPUT;
+			}
 			if (stats)
 				iq_print_stage_times(&times, iq_wall_seconds() - wall0);
 		}

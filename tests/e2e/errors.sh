@@ -45,5 +45,16 @@ if [ $rc -ge 4 ] && [ $rc -ne 70 ] || [ $rc -ge 128 ]; then echo "FAIL: noise.bi
 "$bin" analyze "$tmp/fake.tar.gz" -o "$tmp/o6" --quiet >/dev/null 2>&1
 expect 2 "not authorized" "$bin" query --db "$tmp/o6/inquest.db" "DELETE FROM records"
 expect 2 "not authorized" "$bin" query --db "$tmp/o6/inquest.db" "ATTACH DATABASE '$tmp/evil.db' AS evil"
+# a new database is built beside its name and renamed once complete;
+# ingesting into an existing one adds to it in place (and no duplicates)
+check() { if eval "$1"; then pass=$((pass+1)); else echo "FAIL: $2"; fail=$((fail+1)); fi; }
+expect 0 "" "$bin" ingest "$tmp/fake.tar.gz" --db "$tmp/n.db" --quiet
+check '[ -f "$tmp/n.db" ] && [ ! -e "$tmp/n.db.tmp" ] && [ ! -e "$tmp/n.db-wal" ]' \
+  "ingest into a new database left n.db.tmp or a WAL behind"
+n1=$("$bin" query --db "$tmp/n.db" --format csv "SELECT count(*) FROM records" | tail -1)
+expect 0 "" "$bin" ingest "$tmp/fake.tar.gz" --db "$tmp/n.db" --quiet
+n2=$("$bin" query --db "$tmp/n.db" --format csv "SELECT count(*) FROM records" | tail -1)
+check '[ "$n1" = 1 ] && [ "$n2" = 1 ]' "records after ingest and re-ingest: $n1, $n2 (expected 1, 1)"
+check '[ ! -e "$tmp/n.db.tmp" ]' "re-ingest created n.db.tmp"
 echo "errors: $pass passed, $fail failed"
 [ $fail -eq 0 ]

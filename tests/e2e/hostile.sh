@@ -386,11 +386,13 @@ PY
 full=$(counts "$tmp/full.db")
 # started DB: waits until the run has its database open (its signal handler
 # is set then: a background job of sh starts with SIGINT ignored), then 1 s
-# waits until a run is writing the database $1: its WAL exists (ingest), or
-# it has grown past 1 MiB (analyze's scratch database has no journal)
+# waits until a run is writing the database $1: its WAL exists (ingest into
+# an existing database), or it or $1.tmp (a new database, built without a
+# journal and renamed at the end) has grown past 1 MiB
 started() {
   n=0
   while [ ! -e "$1-wal" ] && [ "$( (wc -c < "$1") 2>/dev/null || echo 0)" -lt 1048576 ] \
+        && [ "$( (wc -c < "$1.tmp") 2>/dev/null || echo 0)" -lt 1048576 ] \
         && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done
   sleep 0.2
 }
@@ -411,9 +413,16 @@ for sig in INT TERM KILL; do
     grep -q '^inquest: interrupted; [0-9]* files complete, rerun to finish$' "$tmp/int.err" && ok \
       || { ko "SIG$sig: no 'interrupted' message"; cat "$tmp/int.err"; }
   fi
-  mid=$(counts "$db")
-  case $mid in ok*) ok ;; *) ko "SIG$sig: database not consistent: $mid" ;; esac
-  [ "$mid" != "$full" ] && ok || ko "SIG$sig came after the ingest ended: make the bundle bigger"
+  if [ $sig = KILL ]; then
+    # a killed first run: no database under the name, only the .tmp
+    [ ! -e "$db" ] && [ -e "$db.tmp" ] && ok || ko "SIGKILL: expected only $db.tmp"
+  else
+    # interrupted: what was committed is renamed into place, consistent
+    [ ! -e "$db.tmp" ] && ok || ko "SIG$sig: $db.tmp left behind"
+    mid=$(counts "$db")
+    case $mid in ok*) ok ;; *) ko "SIG$sig: database not consistent: $mid" ;; esac
+    [ "$mid" != "$full" ] && ok || ko "SIG$sig came after the ingest ended: make the bundle bigger"
+  fi
   "$bin" ingest "$in/big.tar.gz" --db "$db" -q 2>"$tmp/int.err" || ko "rerun after SIG$sig: exit $?"
   again=$(counts "$db")
   [ "$again" = "$full" ] && ok || { ko "rerun after SIG$sig differs from one run:"; echo "  one:   $full"; echo "  rerun: $again"; }

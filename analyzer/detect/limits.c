@@ -112,6 +112,21 @@ static void proposal(json_t *a, const char *setting, long value, const char *cur
 	json_array_append_new(a, o);
 }
 
+/* Records in nc that what could not be computed: the sources it needs
+ * (stable ids the report words in its language) and why, in English. */
+static void not_computed(json_t *nc, const char *what, const char *need1, const char *need2, const char *why)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "what", json_string(what));
+	json_t *n = json_array();
+	json_array_append_new(n, json_string(need1));
+	if (need2)
+		json_array_append_new(n, json_string(need2));
+	json_object_set_new(o, "needs", n);
+	json_object_set_new(o, "reason", json_string(why));
+	json_array_append_new(nc, o);
+}
+
 static void add_ev(json_t *ev, json_t *pick)
 {
 	json_t *e = json_array_get(json_object_get(pick, "evidence"), 0);
@@ -377,6 +392,39 @@ int det_limits(struct det *x)
 		proposal(props, "429-threshold", thr, NULL, in, ar, NULL);
 	}
 	json_object_set_new(lim, "proposals", props);
+
+	/* what the bundle could not say, and which source it lacked */
+	json_t *nc = json_array();
+	const char *no_stats = "no engine stats line (running requests, KV cache use) in the window before a death";
+	const char *no_crash = "no crash dump with the scheduler's state of the step that died";
+	const char *no_kv = "no KV cache size line (vLLM's \"GPU KV cache size\" or \"# GPU blocks\")";
+	if (ok_b.rec < 0)
+		not_computed(nc, "batch.largest_completed", "engine-stats", NULL, no_stats);
+	if (bad_b.rec < 0)
+		not_computed(nc, "batch.smallest_failed", "crash-stats", NULL, no_crash);
+	if (ok_t.rec < 0)
+		not_computed(nc, "tokens_in_flight.largest_completed", cap < 0 ? "kv-cache" : "engine-stats", NULL,
+			     cap < 0 ? no_kv : no_stats);
+	if (bad_t.rec < 0)
+		not_computed(nc, "tokens_in_flight.smallest_failed", cap < 0 ? "kv-cache" : "crash-stats", NULL,
+			     cap < 0 ? no_kv : no_crash);
+	if (seqs <= 0)
+		not_computed(nc, "--max-num-seqs", "engine-stats", "crash-stats",
+			     "neither a completed batch nor a failed one was logged");
+	if (mnbt <= 0)
+		not_computed(nc, "--max-num-batched-tokens", "failed-step", NULL,
+			     "no failed step with its tokens scheduled (crash dump or max_num_batched_tokens setting) "
+			     "and the allocation that failed with the memory free (the CUDA OOM message)");
+	if (mlen <= 0)
+		not_computed(nc, "--max-model-len", cap < 0 ? "kv-cache" : "max-num-seqs", NULL,
+			     cap < 0 ? no_kv : "it divides the KV cache by --max-num-seqs, which could not be computed");
+	if (mlen <= 0 && mnbt <= 0)
+		not_computed(nc, "prompt-token-admission-limit", "token-limits", NULL,
+			     "neither --max-model-len nor --max-num-batched-tokens could be computed");
+	if (seqs <= 0)
+		not_computed(nc, "429-threshold", "max-num-seqs", NULL,
+			     "it scales --max-num-seqs, which could not be computed");
+	json_object_set_new(lim, "not_computed", nc);
 	json_object_set_new(x->pat, "limits", lim);
 	return 0;
 }

@@ -361,6 +361,31 @@ static const struct msg catalogue[] = {
 	{"lim.row.tokens", "tokens in flight (KV cache use × capacity)",
 	 "uçuştaki token (KV cache kullanımı × kapasite)"},
 	{"lim.notinbundle", "not computed", "hesaplanamadı"},
+	{"lim.row.images_in_flight", "images in flight (vision requests)", "uçuştaki resim (görsel istekler)"},
+	{"lim.row.pixels_in_flight", "pixels in flight (their width × height)",
+	 "uçuştaki piksel (genişlik × yükseklikleri)"},
+	{"lim.inreqs", " in %lld requests", " (%lld istekte)"},
+	{"lim.vision", "Vision requests", "Görsel istekler"},
+	{"lim.visionintro",
+	 "For vision requests the batch is images: the images and pixels in flight when each request was "
+	 "admitted, at moments whose requests all finished (completed), against those still in flight when the "
+	 "worker died (failed), from the workers' request log.",
+	 "Görsel isteklerde batch resimlerdir: her istek kabul edildiğinde uçuştaki resimler ve pikseller; "
+	 "istekleri hep biten anlarda (tamamlanan) ve worker öldüğünde hâlâ uçuşta olanlar (başarısız), worker'ların "
+	 "istek logundan."},
+	{"lim.visionfmt",
+	 "%lld logged by the workers that died (admitted with their images' sizes, then finished); set now:",
+	 "ölen worker'ların logladığı %lld istek (resim boyutlarıyla kabul, sonra bitiş); şu anki ayarlar:"},
+	{"lim.nolimit", "no --limit-mm-per-prompt found", "--limit-mm-per-prompt bulunamadı"},
+	{"lim.nomaxpixels", "no max_pixels found", "max_pixels bulunamadı"},
+	{"lim.needs.mm-completed",
+	 "no moment in the window before a death when every vision request in flight finished",
+	 "bir ölümden önceki aralıkta uçuştaki tüm görsel isteklerin bittiği bir an yok"},
+	{"lim.needs.mm-failed", "no vision request was in flight when a worker died",
+	 "bir worker öldüğünde uçuşta görsel istek yoktu"},
+	{"lim.set.max_pixels", "`max_pixels` (`--mm-processor-kwargs`)", "`max_pixels` (`--mm-processor-kwargs`)"},
+	{"lim.unit.--limit-mm-per-prompt", "images per prompt", "istem başına resim"},
+	{"lim.unit.max_pixels", "pixels per image", "resim başına piksel"},
 	{"lim.needs.engine-stats",
 	 "no engine stats line (running requests, KV cache use) in the window before a death",
 	 "bir ölümden önceki aralıkta motor istatistik satırı (çalışan istek, KV cache kullanımı) yok"},
@@ -429,6 +454,9 @@ static const struct msg catalogue[] = {
 	 "tamamlanan en büyük / başarısız olan en küçük batch (çalışan istek)"},
 	{"text.kvfmt", "; KV cache %lld tokens", "; KV cache %lld token"},
 	{"text.propose", "propose", "öneri"},
+	{"text.vision", "vision", "görsel"},
+	{"text.visionfmt", "images in flight %s completed / %s failed; pixels %s / %s",
+	 "uçuştaki resim %s tamamlanan / %s başarısız; piksel %s / %s"},
 };
 
 const char *iq_msg(const char *lang, const char *key)
@@ -706,6 +734,33 @@ int iq_limit_arith_tr(struct iq_buf *b, json_t *prop)
 				 "geçidinde reddedilir: min(%lld, %lld) = %lld",
 			      json_is_integer(a) ? (long long)json_integer_value(a) : v,
 			      json_is_integer(c) ? (long long)json_integer_value(c) : v, v);
+		return 1;
+	}
+	if (strcmp(st, "--limit-mm-per-prompt") == 0 || strcmp(st, "max_pixels") == 0) {
+		json_t *ok = json_object_get(in, "largest_completed");
+		long long bad = jint(in, "smallest_failed"), k = jint(in, "failed_requests");
+		long long bud = json_is_integer(ok) && json_integer_value(ok) < bad - 1 ? json_integer_value(ok) : bad - 1;
+		if (k <= 0)
+			return 0;
+		if (st[0] == '-') {
+			long long per = bud / k;
+			iq_buf_printf(b, "en az resimle ölen batch %lld resmi %lld istekte tutuyordu; min(tamamlanan en çok "
+					 "uçuştaki resim ", bad, k);
+			jval(b, ok, "yok");
+			iq_buf_printf(b, ", başarısız olan en az %lld - 1) = %lld resim bu %lld isteğe: %lld / %lld = %lld "
+					 "istem başına resim%s%s", bad, bud, k, bud, k, per, per < 1 ? "; en az 1" : "",
+				      v < (per > 1 ? per : 1) ? "; mevcut ayar daha düşük ve kalıyor" : "");
+			return 1;
+		}
+		long long n = jint(in, "images_per_prompt");
+		if (n <= 0)
+			return 0;
+		long long m = bud / (k * n), mr = round_to(m, 784);
+		iq_buf_printf(b, "her biri %lld resimli %lld istek, min(tamamlanan en çok uçuştaki piksel ", n, k);
+		jval(b, ok, "0");
+		iq_buf_printf(b, ", başarısız olan en az %lld - 1) = %lld piksel içinde: %lld / (%lld x %lld) = %lld resim "
+				 "başına piksel; tam 28 x 28 yamalara (784'ün katına) aşağı yuvarlandı: %lld%s", bad, bud, bud,
+			      k, n, m, mr, v < mr ? "; mevcut ayar daha düşük ve kalıyor" : "");
 		return 1;
 	}
 	if (strcmp(st, "429-threshold") == 0) {

@@ -1169,6 +1169,8 @@ static void section_limits(struct pm *p)
 	}
 	json_t *nc = json_object_get(lim, "not_computed");
 	fprintf(p->out, M("lim.intro"), json_number_value(json_object_get(lim, "window_s")));
+	if (json_is_object(json_object_get(lim, "vision")))
+		fprintf(p->out, " %s", M("lim.visionintro"));
 	fputs("\n\n", p->out);
 	json_t *b = json_object_get(lim, "batch"), *tk = json_object_get(lim, "tokens_in_flight");
 	json_t *kv = json_object_get(lim, "kv_cache");
@@ -1189,7 +1191,26 @@ static void section_limits(struct pm *p)
 	fputs(" | ", p->out);
 	snprintf(note, sizeof note, "%s × %s", str(bad, "kv_cache_usage"), capn);
 	limit_pick(p, bad, " (%s)", note, nc, "tokens_in_flight.smallest_failed");
-	fputs(" |\n\n", p->out);
+	fputs(" |\n", p->out);
+	/* vision: the batch is images and their pixels */
+	json_t *vis = json_object_get(lim, "vision");
+	if (json_is_object(vis)) {
+		const char *parts[] = {"images_in_flight", "pixels_in_flight"};
+		for (int k = 0; k < 2; k++) {
+			char key[64], what[96];
+			snprintf(key, sizeof key, "lim.row.%s", parts[k]);
+			fprintf(p->out, "| %s | ", M(key));
+			for (int j = 0; j < 2; j++) {
+				const char *side = j ? "smallest_failed" : "largest_completed";
+				json_t *pk = json_object_get(json_object_get(vis, parts[k]), side);
+				snprintf(what, sizeof what, "vision.%s.%s", parts[k], side);
+				snprintf(note, sizeof note, M("lim.inreqs"), num(pk, "requests"));
+				limit_pick(p, pk, "%s", note, nc, what);
+				fputs(j ? " |\n" : " | ", p->out);
+			}
+		}
+	}
+	fputs("\n", p->out);
 
 	/* the KV cache and the step that failed */
 	fprintf(p->out, "- **%s:** ", M("lim.kv"));
@@ -1230,6 +1251,28 @@ static void section_limits(struct pm *p)
 			gib_str(p, json_object_get(st, "free_bytes"), f, sizeof f));
 		fputs(" ", p->out);
 		refs(p, json_object_get(st, "evidence"), 2);
+		fputs("\n", p->out);
+	}
+	json_t *vcur = json_object_get(vis, "current");
+	if (json_is_object(vis)) {
+		fprintf(p->out, "- **%s:** ", M("lim.vision"));
+		fprintf(p->out, M("lim.visionfmt"), num(vis, "requests_logged"));
+		fputs(" ", p->out);
+		json_t *l = json_object_get(vcur, "limit_mm_per_prompt"), *mp = json_object_get(vcur, "max_pixels");
+		if (json_is_integer(l))
+			fprintf(p->out, "`--limit-mm-per-prompt image=%lld`", (long long)json_integer_value(l));
+		else
+			fputs(M("lim.nolimit"), p->out);
+		fputs(", ", p->out);
+		if (json_is_integer(mp))
+			fprintf(p->out, "`max_pixels` %lld", (long long)json_integer_value(mp));
+		else
+			fputs(M("lim.nomaxpixels"), p->out);
+		fputs(".", p->out);
+		if (json_array_size(json_object_get(vcur, "evidence"))) {
+			fputs(" ", p->out);
+			refs(p, json_object_get(vcur, "evidence"), 1);
+		}
 		fputs("\n", p->out);
 	}
 	fputs("\n", p->out);

@@ -102,6 +102,23 @@ int iq_render_text(json_t *doc, const char *lang, FILE *out)
 		if (json_is_integer(cap))
 			fprintf(out, iq_msg(lang, "text.kvfmt"), (long long)json_integer_value(cap));
 		fputc('\n', out);
+		json_t *vis = json_object_get(lim, "vision");
+		if (json_is_object(vis)) {
+			char v[4][32];
+			const char *parts[] = {"images_in_flight", "pixels_in_flight"};
+			for (int k = 0; k < 4; k++) {
+				json_t *x = json_object_get(json_object_get(json_object_get(vis, parts[k / 2]),
+									    k % 2 ? "smallest_failed" : "largest_completed"),
+							    "value");
+				if (json_is_integer(x))
+					snprintf(v[k], sizeof v[k], "%lld", (long long)json_integer_value(x));
+				else
+					snprintf(v[k], sizeof v[k], "?");
+			}
+			fprintf(out, "  %-10s ", iq_msg(lang, "text.vision"));
+			fprintf(out, iq_msg(lang, "text.visionfmt"), v[0], v[1], v[2], v[3]);
+			fputc('\n', out);
+		}
 		json_t *props = json_object_get(lim, "proposals");
 		if (json_array_size(props)) {
 			fprintf(out, "  %-10s ", iq_msg(lang, "text.propose"));

@@ -97,6 +97,8 @@ want = {"en": ["| batch (running requests) | **164** — vllm-2, 2026-11-30T14:1
                "482752 / 120 = 4022; 1024'ün katına aşağı yuvarlandı: 3072 |",
                "| 429 eşiği (yük dengeleyici) | – | **720** uçuştaki istek | pod başına 120 çalışan ve bir o kadar bekleyen istekten sonra 429 döndürülür: 2 x 120 x 3 pod = 720, yük dengeleyicide uçuştaki istek | – |"]}[lang]
 miss = [w for w in want if w not in sec]
+if "images in flight" in sec or "uçuştaki resim" in sec:
+    sys.exit("vision rows in a bundle without a request log of images")
 if miss:
     sys.exit("limits section lacks: " + " || ".join(miss))
 lim = [p for p in f["patterns"] if p["id"] == "gpu-oom-cascade"][0]["limits"]

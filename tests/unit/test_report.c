@@ -406,6 +406,31 @@ static void test_limit_arith_tr_redoes_each_setting(void **state)
 			    "pod başına 40 çalışan ve bir o kadar bekleyen istekten sonra 429 döndürülür: "
 			    "2 x 40 x 3 pod = 240, yük dengeleyicide uçuştaki istek");
 	assert_string_equal(arith_tr("{\"setting\": \"--unknown\", \"value\": 1, \"inputs\": {}}"), "(none)");
+	/* vision: images per prompt, and pixels per image */
+	assert_string_equal(arith_tr("{\"setting\": \"--limit-mm-per-prompt\", \"value\": 8, \"inputs\":"
+				     " {\"largest_completed\": 102, \"smallest_failed\": 140, \"failed_requests\": 12}}"),
+			    "en az resimle ölen batch 140 resmi 12 istekte tutuyordu; min(tamamlanan en çok uçuştaki "
+			    "resim 102, başarısız olan en az 140 - 1) = 102 resim bu 12 isteğe: 102 / 12 = 8 istem "
+			    "başına resim");
+	assert_string_equal(arith_tr("{\"setting\": \"--limit-mm-per-prompt\", \"value\": 4, \"inputs\":"
+				     " {\"largest_completed\": null, \"smallest_failed\": 20, \"failed_requests\": 30}}"),
+			    "en az resimle ölen batch 20 resmi 30 istekte tutuyordu; min(tamamlanan en çok uçuştaki "
+			    "resim yok, başarısız olan en az 20 - 1) = 19 resim bu 30 isteğe: 19 / 30 = 0 istem başına "
+			    "resim; en az 1");
+	assert_string_equal(arith_tr("{\"setting\": \"max_pixels\", \"value\": 7074032, \"inputs\":"
+				     " {\"largest_completed\": 679166152, \"smallest_failed\": 1230697928,"
+				     " \"failed_requests\": 12, \"images_per_prompt\": 8}}"),
+			    "her biri 8 resimli 12 istek, min(tamamlanan en çok uçuştaki piksel 679166152, başarısız "
+			    "olan en az 1230697928 - 1) = 679166152 piksel içinde: 679166152 / (12 x 8) = 7074647 resim "
+			    "başına piksel; tam 28 x 28 yamalara (784'ün katına) aşağı yuvarlandı: 7074032");
+	/* the current max_pixels is lower: kept, and said so */
+	assert_string_equal(arith_tr("{\"setting\": \"max_pixels\", \"value\": 1003520, \"inputs\":"
+				     " {\"largest_completed\": 900000000, \"smallest_failed\": 800000000,"
+				     " \"failed_requests\": 10, \"images_per_prompt\": 4}}"),
+			    "her biri 4 resimli 10 istek, min(tamamlanan en çok uçuştaki piksel 900000000, başarısız "
+			    "olan en az 800000000 - 1) = 799999999 piksel içinde: 799999999 / (10 x 4) = 19999999 resim "
+			    "başına piksel; tam 28 x 28 yamalara (784'ün katına) aşağı yuvarlandı: 19999840; mevcut ayar "
+			    "daha düşük ve kalıyor");
 }
 
 /* A findings document whose limits lack the KV cache and the crash dump:
@@ -477,12 +502,56 @@ static void test_limits_section_says_what_could_not_be_computed(void **state)
 	assert_non_null(strstr(m, "hesaplanamadı: ölünen adımın zamanlayıcı durumunu veren bir çökme dökümü yok"));
 	assert_non_null(strstr(m, "**Hesaplanamayanlar ve nedenleri:**\n\n- `--max-model-len`: KV cache boyutu satırı yok"));
 	assert_non_null(strstr(m, "tamamlanan en büyük batch: 47; 8'in katına aşağı yuvarlandı: 40"));
+	assert_null(strstr(m, "uçuştaki resim")); /* no vision rows without a request log */
 	free(m);
 	/* no CUDA OOM death: one sentence, nothing proposed */
 	m = limits_section("{\"patterns\": [{\"id\": \"gpu-oom-cascade\", \"verdict\": \"not_detected\","
 			   " \"limits\": null}]}", "en", "## Memory limits measured in the bundle");
 	assert_non_null(strstr(m, "No worker died of a CUDA OOM, so the bundle measured no memory limit"));
 	assert_null(strstr(m, "Settings to propose"));
+	free(m);
+}
+
+/* Vision limits: images that completed, none in flight at the death (so
+ * nothing proposed), the current settings, a request id that needs
+ * escaping. */
+static const char vision_doc[] =
+	"{\"patterns\": [{\"id\": \"gpu-oom-cascade\", \"verdict\": \"confirmed\","
+	"  \"limits\": {\"window_s\": 600.0, \"batch\": {}, \"tokens_in_flight\": {}, \"kv_cache\": {},"
+	"   \"proposals\": [],"
+	"   \"vision\": {\"requests_logged\": 37,"
+	"    \"images_in_flight\": {\"largest_completed\": {\"value\": 58, \"requests\": 9, \"pod\": \"vlm-1\","
+	"      \"time\": \"2026-01-02T03:04:05.006Z\", \"evidence\": [{\"file\": \"b!v|1.log\", \"line\": 7}]},"
+	"     \"smallest_failed\": null},"
+	"    \"pixels_in_flight\": {\"largest_completed\": {\"value\": 412000000, \"requests\": 9, \"pod\": \"vlm-1\","
+	"      \"time\": \"2026-01-02T03:04:05.006Z\", \"evidence\": []}, \"smallest_failed\": null},"
+	"    \"current\": {\"limit_mm_per_prompt\": 16, \"max_pixels\": null, \"evidence\": []}},"
+	"   \"not_computed\": ["
+	"    {\"what\": \"--limit-mm-per-prompt\", \"needs\": [\"mm-failed\"], \"reason\": \"x\"},"
+	"    {\"what\": \"max_pixels\", \"needs\": [\"mm-failed\"], \"reason\": \"x\"},"
+	"    {\"what\": \"vision.images_in_flight.smallest_failed\", \"needs\": [\"mm-failed\"], \"reason\": \"x\"},"
+	"    {\"what\": \"vision.pixels_in_flight.smallest_failed\", \"needs\": [\"mm-failed\"], \"reason\": \"x\"}]}}]}";
+
+static void test_limits_section_renders_vision(void **state)
+{
+	(void)state;
+	char *m = limits_section(vision_doc, "en", "## Memory limits measured in the bundle");
+	assert_non_null(strstr(m, " For vision requests the batch is images: "));
+	assert_non_null(strstr(m, "| images in flight (vision requests) | **58** in 9 requests — vlm-1, "
+				  "2026-01-02T03:04:05.006Z, `b!v\\|1.log:7` | not computed: no vision request was in "
+				  "flight when a worker died |\n"));
+	assert_non_null(strstr(m, "| pixels in flight (their width × height) | **412000000** in 9 requests — vlm-1, "
+				  "2026-01-02T03:04:05.006Z, – | not computed: no vision request"));
+	assert_non_null(strstr(m, "- **Vision requests:** 37 logged by the workers that died (admitted with their "
+				  "images' sizes, then finished); set now: `--limit-mm-per-prompt image=16`, no max_pixels "
+				  "found.\n"));
+	assert_non_null(strstr(m, "The bundle gave nothing to compute a setting from."));
+	assert_non_null(strstr(m, "- `--limit-mm-per-prompt`: no vision request was in flight when a worker died.\n"
+				  "- `max_pixels` (`--mm-processor-kwargs`): no vision request was in flight"));
+	free(m);
+	m = limits_section(vision_doc, "tr", "## Paketin ölçtüğü bellek sınırları");
+	assert_non_null(strstr(m, "| uçuştaki resim (görsel istekler) | **58** (9 istekte) — vlm-1, "));
+	assert_non_null(strstr(m, "hesaplanamadı: bir worker öldüğünde uçuşta görsel istek yoktu |"));
 	free(m);
 }
 
@@ -501,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_tpl_scan_halves_merge_as_one_read),
 		cmocka_unit_test(test_limit_arith_tr_redoes_each_setting),
 		cmocka_unit_test(test_limits_section_says_what_could_not_be_computed),
+		cmocka_unit_test(test_limits_section_renders_vision),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,8 @@
  * scheduler state); with the KV cache's capacity the engine logged, these
  * give the largest batch and tokens in flight that completed, the
  * smallest that failed, and the settings to propose, each with its
- * arithmetic and evidence. */
+ * arithmetic and evidence. For vision models the batch is images: the
+ * request log's images and resolutions, swept for what was in flight. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,11 +113,413 @@ static void proposal(json_t *a, const char *setting, long value, const char *cur
 	json_array_append_new(a, o);
 }
 
+/* Records in nc that what could not be computed: the sources it needs
+ * (stable ids the report words in its language) and why, in English. */
+static void not_computed(json_t *nc, const char *what, const char *need1, const char *need2, const char *why)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "what", json_string(what));
+	json_t *n = json_array();
+	json_array_append_new(n, json_string(need1));
+	if (need2)
+		json_array_append_new(n, json_string(need2));
+	json_object_set_new(o, "needs", n);
+	json_object_set_new(o, "reason", json_string(why));
+	json_array_append_new(nc, o);
+}
+
 static void add_ev(json_t *ev, json_t *pick)
 {
 	json_t *e = json_array_get(json_object_get(pick, "evidence"), 0);
 	if (e)
 		json_array_append(ev, e);
+}
+
+/* ---- vision: images and pixels in flight ---- */
+
+struct mm_req {
+	int64_t rec, adm, fin;    /* fin -1: still in flight at the death */
+	long images;
+	int64_t pixels;
+	size_t id;                /* in the death's interned ids */
+};
+
+struct mm_evt {
+	int64_t t;
+	int admit;                /* 0: a finish, ordered first at the same time */
+	size_t i;
+};
+
+static int mm_evt_cmp(const void *a, const void *b)
+{
+	const struct mm_evt *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->admit != y->admit)
+		return x->admit - y->admit;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+struct mm_fin {
+	size_t id;
+	int64_t ts;
+};
+
+static int mm_fin_cmp(const void *a, const void *b)
+{
+	const struct mm_fin *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The images of a request and their pixels, from its "image_sizes" list
+ * ("1920x1080", "1280x720"). */
+static long mm_sizes(const char *s, int64_t *pixels)
+{
+	long n = 0;
+	*pixels = 0;
+	while (s && *s) {
+		char *end;
+		if (*s < '0' || *s > '9') {
+			s++;
+			continue;
+		}
+		long long w = strtoll(s, &end, 10);
+		if (*end != 'x' || end[1] < '0' || end[1] > '9') {
+			s = end;
+			continue;
+		}
+		long long h = strtoll(end + 1, &end, 10);
+		if (w > 0 && h > 0 && w < (1LL << 20) && h < (1LL << 20)) {
+			*pixels += w * h;
+			n++;
+		}
+		s = end;
+	}
+	return n;
+}
+
+struct mm_pick {
+	int64_t value;
+	long requests;
+	const char *pod;
+	int64_t t;
+	json_t *ev;               /* owned */
+	int set;
+};
+
+static void mm_pick_set(struct mm_pick *p, int64_t value, long requests, const char *pod, int64_t t, json_t *ev)
+{
+	json_decref(p->ev);
+	*p = (struct mm_pick){value, requests, pod, t, ev, 1};
+}
+
+/* The evidence of a moment: the death's line (for a failed set), then the
+ * request-log lines of up to 5 of the requests in flight, the most pixels
+ * first. */
+static json_t *mm_evidence(struct det *x, struct mm_req *r, size_t n, int64_t at, json_t *death_ev)
+{
+	json_t *ev = json_array();
+	if (death_ev)
+		json_array_append(ev, death_ev);
+	size_t top[5];
+	size_t ntop = 0;
+	for (size_t i = 0; i < n; i++) {
+		int live = at < 0 ? r[i].fin < 0 : r[i].adm <= at && (r[i].fin < 0 || r[i].fin > at);
+		if (!live)
+			continue;
+		/* insertion into the five largest, ties to the earlier */
+		size_t j = ntop < 5 ? ntop++ : 5;
+		while (j > 0 && r[top[j - 1]].pixels < r[i].pixels) {
+			if (j < 5)
+				top[j] = top[j - 1];
+			j--;
+		}
+		if (j < 5)
+			top[j] = i;
+	}
+	/* in time order, as the log has them */
+	for (size_t a = 1; a < ntop; a++)
+		for (size_t b = a; b > 0 && top[b] < top[b - 1]; b--) {
+			size_t tmp = top[b];
+			top[b] = top[b - 1];
+			top[b - 1] = tmp;
+		}
+	for (size_t k = 0; k < ntop; k++) {
+		json_t *e = det_evidence_of(x, r[top[k]].rec);
+		if (e)
+			json_array_append_new(ev, e);
+	}
+	return ev;
+}
+
+static json_t *mm_pick_json(struct mm_pick *p)
+{
+	if (!p->set)
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "value", json_integer(p->value));
+	json_object_set_new(o, "requests", json_integer(p->requests));
+	json_object_set_new(o, "pod", det_str(p->pod));
+	json_object_set_new(o, "time", det_time_ns(p->t));
+	json_object_set_new(o, "evidence", p->ev);
+	p->ev = NULL;
+	return o;
+}
+
+/* The latest value of a fact's integer capture, with its evidence. */
+static long fact_value(struct det *x, const char *signal, const char *key, json_t **ev)
+{
+	sqlite3_stmt *q;
+	long v = -1;
+	*ev = NULL;
+	char path[64];
+	snprintf(path, sizeof path, "$.%s", key);
+	if (det_prep(x, "SELECT r.id, json_extract(m.captures, ?3) FROM signal_matches m JOIN records r"
+		     " ON r.id = m.record_id WHERE m.pack = ?1 AND m.signal = ?2 ORDER BY r.ts DESC, r.id DESC LIMIT 1", &q))
+		return -1;
+	sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, signal, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 3, path, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 1) == SQLITE_INTEGER) {
+		v = (long)sqlite3_column_int64(q, 1);
+		*ev = det_evidence_of(x, sqlite3_column_int64(q, 0));
+	}
+	sqlite3_finalize(q);
+	return v;
+}
+
+static int64_t budget(int64_t ok, int64_t bad, int have_ok, int have_bad)
+{
+	if (have_ok && have_bad)
+		return ok < bad - 1 ? ok : bad - 1;
+	return have_ok ? ok : bad - 1;
+}
+
+/* limits.vision, or NULL when no request log of images is in the bundle.
+ * Per CUDA OOM death, over its worker's log before it: every moment a
+ * request was admitted in the window whose requests in flight all
+ * finished (completed), and the requests still in flight at the death
+ * (failed). Appends the proposals to props and what it could not say to
+ * nc. */
+static json_t *vision_limits(struct det *x, double window, json_t *props, json_t *nc)
+{
+	if (det_scalar(x, "SELECT count(*) FROM signal_matches WHERE signal = 'mm-request'", 0) <= 0)
+		return NULL;
+	struct mm_pick ok_i = {0}, ok_p = {0}, bad_i = {0}, bad_p = {0};
+	long logged = 0;
+	sqlite3_stmt *q = NULL;
+	det_prep(x, "SELECT r.id, r.ts, json_extract(m.captures, '$.event'), json_extract(m.captures, '$.request_id'),"
+		 " json_extract(m.captures, '$.image_sizes') FROM signal_matches m JOIN records r ON r.id = m.record_id"
+		 " JOIN files f ON f.id = r.file_id WHERE m.pack = ?1 AND m.signal = 'mm-request' AND f.path = ?2"
+		 " AND r.ts < ?3 ORDER BY r.ts, r.id", &q);
+	size_t i;
+	json_t *o;
+	json_array_foreach(x->ooms, i, o) {
+		const char *pod = json_string_value(json_object_get(o, "pod"));
+		const char *ts = json_string_value(json_object_get(o, "time"));
+		json_t *oev = json_array_get(json_object_get(o, "evidence"), 0);
+		const char *file = json_string_value(json_object_get(oev, "file"));
+		int64_t t;
+		if (!q || !ts || !file || iq_time_parse_iso(ts, strlen(ts), &t, NULL) < 0)
+			continue;
+		sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(q, 2, file, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(q, 3, t);
+		struct mm_req *r = NULL;
+		struct mm_fin *fn = NULL;
+		size_t nr = 0, cr = 0, nf = 0, cf = 0;
+		struct det_strs ids = {0};
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			const char *ev = (const char *)sqlite3_column_text(q, 2);
+			const char *id = (const char *)sqlite3_column_text(q, 3);
+			if (!ev || !id)
+				continue;
+			int is_new;
+			size_t k = det_strs_id(&ids, id, &is_new);
+			if (strcmp(ev, "admitted") == 0) {
+				if (nr == cr) {
+					cr = cr ? 2 * cr : 64;
+					r = iq_xrealloc(r, cr * sizeof *r);
+				}
+				int64_t px;
+				long n = mm_sizes((const char *)sqlite3_column_text(q, 4), &px);
+				r[nr++] = (struct mm_req){sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1), -1, n, px, k};
+			} else {
+				if (nf == cf) {
+					cf = cf ? 2 * cf : 64;
+					fn = iq_xrealloc(fn, cf * sizeof *fn);
+				}
+				fn[nf++] = (struct mm_fin){k, sqlite3_column_int64(q, 1)};
+			}
+		}
+		sqlite3_reset(q);
+		logged += (long)nr;
+		qsort(fn, nf, sizeof *fn, mm_fin_cmp);
+		for (size_t k = 0; k < nr; k++) {
+			/* its first "finished" at or after its admission */
+			size_t lo = 0, hi = nf;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (fn[mid].id < r[k].id || (fn[mid].id == r[k].id && fn[mid].ts < r[k].adm))
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < nf && fn[lo].id == r[k].id)
+				r[k].fin = fn[lo].ts;
+		}
+		/* the moments: each admission in the window, over what is in flight
+		 * then (a request finished at that very time is no longer) */
+		struct mm_evt *evs = iq_xmalloc((2 * nr + 1) * sizeof *evs);
+		size_t ne = 0;
+		for (size_t k = 0; k < nr; k++) {
+			evs[ne++] = (struct mm_evt){r[k].adm, 1, k};
+			if (r[k].fin >= 0)
+				evs[ne++] = (struct mm_evt){r[k].fin, 0, k};
+		}
+		qsort(evs, ne, sizeof *evs, mm_evt_cmp);
+		int64_t best_i = -1, best_p = -1, at_i = 0, at_p = 0;
+		long req_i = 0, req_p = 0;
+		long live_n = 0, live_reqs = 0, live_open = 0;
+		int64_t live_px = 0;
+		for (size_t e = 0; e < ne; e++) {
+			const struct mm_req *rq = &r[evs[e].i];
+			long sign = evs[e].admit ? 1 : -1;
+			live_n += sign * rq->images;
+			live_px += sign * rq->pixels;
+			live_reqs += sign;
+			live_open += evs[e].admit && rq->fin < 0;
+			int64_t a = evs[e].t;
+			if (!evs[e].admit || a < t - (int64_t)(window * 1e9) || live_open ||
+			    (e + 1 < ne && evs[e + 1].admit && evs[e + 1].t == a))
+				continue;
+			if (live_n > best_i)
+				best_i = live_n, at_i = a, req_i = live_reqs;
+			if (live_px > best_p)
+				best_p = live_px, at_p = a, req_p = live_reqs;
+		}
+		free(evs);
+		if (best_i >= 0 && (!ok_i.set || best_i > ok_i.value))
+			mm_pick_set(&ok_i, best_i, req_i, pod, at_i, mm_evidence(x, r, nr, at_i, NULL));
+		if (best_p >= 0 && (!ok_p.set || best_p > ok_p.value))
+			mm_pick_set(&ok_p, best_p, req_p, pod, at_p, mm_evidence(x, r, nr, at_p, NULL));
+		long n = 0, reqs = 0;
+		int64_t px = 0;
+		for (size_t k = 0; k < nr; k++)
+			if (r[k].fin < 0)
+				n += r[k].images, px += r[k].pixels, reqs++;
+		if (reqs && (!bad_i.set || n < bad_i.value))
+			mm_pick_set(&bad_i, n, reqs, pod, t, mm_evidence(x, r, nr, -1, oev));
+		if (reqs && (!bad_p.set || px < bad_p.value))
+			mm_pick_set(&bad_p, px, reqs, pod, t, mm_evidence(x, r, nr, -1, oev));
+		free(r);
+		free(fn);
+		det_strs_release(&ids);
+	}
+	sqlite3_finalize(q);
+
+	json_t *cur_lev, *cur_pev;
+	long cur_lim = fact_value(x, "mm-limit-per-prompt", "image_limit", &cur_lev);
+	long cur_px = fact_value(x, "mm-max-pixels", "max_pixels", &cur_pev);
+	char cur[32], ar[640];
+	long k = bad_i.set ? bad_i.requests : 0;
+	if (k > 0) {
+		/* images per prompt: the fewest-image batch that died, its requests
+		 * capped so that together they hold no more than what completed */
+		int64_t ib = budget(ok_i.value, bad_i.value, ok_i.set, bad_i.set);
+		long per = (long)(ib / k);
+		long n = per > 1 ? per : 1;
+		int clamped = cur_lim > 0 && n > cur_lim;
+		if (clamped)
+			n = cur_lim;
+		json_t *in = json_object();
+		json_object_set_new(in, "largest_completed", ok_i.set ? json_integer(ok_i.value) : json_null());
+		json_object_set_new(in, "smallest_failed", json_integer(bad_i.value));
+		json_object_set_new(in, "failed_requests", json_integer(k));
+		snprintf(ar, sizeof ar, "the batch that died with the fewest images held %lld in %ld requests; "
+			 "min(most images in flight that completed %s, fewest that failed %lld - 1) = %lld images over "
+			 "those %ld requests: %lld / %ld = %ld image(s) per prompt%s%s", (long long)bad_i.value, k,
+			 ok_i.set ? (snprintf(cur, sizeof cur, "%lld", (long long)ok_i.value), cur) : "none",
+			 (long long)bad_i.value, (long long)ib, k, (long long)ib, k, per,
+			 per < 1 ? "; at least 1" : "", clamped ? "; the current setting is lower and stays" : "");
+		json_t *ev = json_array();
+		json_t *e1 = json_array_get(ok_i.ev, 0), *e2 = json_array_get(bad_i.ev, 1);
+		if (e1)
+			json_array_append(ev, e1);
+		if (e2)
+			json_array_append(ev, e2);
+		if (cur_lev)
+			json_array_append(ev, cur_lev);
+		snprintf(cur, sizeof cur, "%ld", cur_lim);
+		proposal(props, "--limit-mm-per-prompt", n, cur_lim > 0 ? cur : NULL, in, ar, ev);
+		/* pixels per image: n images for each of those requests within the
+		 * pixels that completed, down to whole 28 x 28 patches */
+		int64_t pb = budget(ok_p.value, bad_p.value, ok_p.set, bad_p.set);
+		int64_t m = pb / ((int64_t)k * n);
+		int64_t mr = m / 784 * 784 > 0 ? m / 784 * 784 : (m > 0 ? m : 0);
+		int pclamped = cur_px > 0 && mr > cur_px;
+		if (pclamped)
+			mr = cur_px;
+		in = json_object();
+		json_object_set_new(in, "largest_completed", ok_p.set ? json_integer(ok_p.value) : json_null());
+		json_object_set_new(in, "smallest_failed", bad_p.set ? json_integer(bad_p.value) : json_null());
+		json_object_set_new(in, "failed_requests", json_integer(k));
+		json_object_set_new(in, "images_per_prompt", json_integer(n));
+		snprintf(ar, sizeof ar, "%ld requests of %ld image(s) each within min(most pixels in flight that "
+			 "completed %lld, fewest that failed %lld - 1) = %lld pixels: %lld / (%ld x %ld) = %lld pixels "
+			 "per image; rounded down to whole 28 x 28 patches (a multiple of 784): %lld%s", k, n,
+			 (long long)(ok_p.set ? ok_p.value : 0), (long long)(bad_p.set ? bad_p.value : 0), (long long)pb,
+			 (long long)pb, k, n, (long long)m, (long long)(pclamped ? m / 784 * 784 : mr),
+			 pclamped ? "; the current setting is lower and stays" : "");
+		ev = json_array();
+		e1 = json_array_get(ok_p.ev, 0);
+		e2 = json_array_get(bad_p.ev, 1);
+		if (e1)
+			json_array_append(ev, e1);
+		if (e2)
+			json_array_append(ev, e2);
+		if (cur_pev)
+			json_array_append(ev, cur_pev);
+		snprintf(cur, sizeof cur, "%ld", cur_px);
+		proposal(props, "max_pixels", (long)mr, cur_px > 0 ? cur : NULL, in, ar, ev);
+	} else {
+		const char *why = "no vision request was in flight when a worker died";
+		not_computed(nc, "--limit-mm-per-prompt", "mm-failed", NULL, why);
+		not_computed(nc, "max_pixels", "mm-failed", NULL, why);
+	}
+	const char *no_ok = "no moment in the window before a death when every vision request in flight finished";
+	const char *no_bad = "no vision request was in flight when a worker died";
+	if (!ok_i.set)
+		not_computed(nc, "vision.images_in_flight.largest_completed", "mm-completed", NULL, no_ok);
+	if (!bad_i.set)
+		not_computed(nc, "vision.images_in_flight.smallest_failed", "mm-failed", NULL, no_bad);
+	if (!ok_p.set)
+		not_computed(nc, "vision.pixels_in_flight.largest_completed", "mm-completed", NULL, no_ok);
+	if (!bad_p.set)
+		not_computed(nc, "vision.pixels_in_flight.smallest_failed", "mm-failed", NULL, no_bad);
+	json_t *v = json_object();
+	json_object_set_new(v, "requests_logged", json_integer(logged));
+	json_t *im = json_object();
+	json_object_set_new(im, "largest_completed", mm_pick_json(&ok_i));
+	json_object_set_new(im, "smallest_failed", mm_pick_json(&bad_i));
+	json_object_set_new(v, "images_in_flight", im);
+	json_t *pp = json_object();
+	json_object_set_new(pp, "largest_completed", mm_pick_json(&ok_p));
+	json_object_set_new(pp, "smallest_failed", mm_pick_json(&bad_p));
+	json_object_set_new(v, "pixels_in_flight", pp);
+	json_t *c = json_object();
+	json_object_set_new(c, "limit_mm_per_prompt", cur_lim > 0 ? json_integer(cur_lim) : json_null());
+	json_object_set_new(c, "max_pixels", cur_px > 0 ? json_integer(cur_px) : json_null());
+	json_t *cev = json_array();
+	if (cur_lev)
+		json_array_append_new(cev, cur_lev);
+	if (cur_pev)
+		json_array_append_new(cev, cur_pev);
+	json_object_set_new(c, "evidence", cev);
+	json_object_set_new(v, "current", c);
+	return v;
 }
 
 int det_limits(struct det *x)
@@ -377,6 +780,41 @@ int det_limits(struct det *x)
 		proposal(props, "429-threshold", thr, NULL, in, ar, NULL);
 	}
 	json_object_set_new(lim, "proposals", props);
+
+	/* what the bundle could not say, and which source it lacked */
+	json_t *nc = json_array();
+	const char *no_stats = "no engine stats line (running requests, KV cache use) in the window before a death";
+	const char *no_crash = "no crash dump with the scheduler's state of the step that died";
+	const char *no_kv = "no KV cache size line (vLLM's \"GPU KV cache size\" or \"# GPU blocks\")";
+	if (ok_b.rec < 0)
+		not_computed(nc, "batch.largest_completed", "engine-stats", NULL, no_stats);
+	if (bad_b.rec < 0)
+		not_computed(nc, "batch.smallest_failed", "crash-stats", NULL, no_crash);
+	if (ok_t.rec < 0)
+		not_computed(nc, "tokens_in_flight.largest_completed", cap < 0 ? "kv-cache" : "engine-stats", NULL,
+			     cap < 0 ? no_kv : no_stats);
+	if (bad_t.rec < 0)
+		not_computed(nc, "tokens_in_flight.smallest_failed", cap < 0 ? "kv-cache" : "crash-stats", NULL,
+			     cap < 0 ? no_kv : no_crash);
+	if (seqs <= 0)
+		not_computed(nc, "--max-num-seqs", "engine-stats", "crash-stats",
+			     "neither a completed batch nor a failed one was logged");
+	if (mnbt <= 0)
+		not_computed(nc, "--max-num-batched-tokens", "failed-step", NULL,
+			     "no failed step with its tokens scheduled (crash dump or max_num_batched_tokens setting) "
+			     "and the allocation that failed with the memory free (the CUDA OOM message)");
+	if (mlen <= 0)
+		not_computed(nc, "--max-model-len", cap < 0 ? "kv-cache" : "max-num-seqs", NULL,
+			     cap < 0 ? no_kv : "it divides the KV cache by --max-num-seqs, which could not be computed");
+	if (mlen <= 0 && mnbt <= 0)
+		not_computed(nc, "prompt-token-admission-limit", "token-limits", NULL,
+			     "neither --max-model-len nor --max-num-batched-tokens could be computed");
+	if (seqs <= 0)
+		not_computed(nc, "429-threshold", "max-num-seqs", NULL,
+			     "it scales --max-num-seqs, which could not be computed");
+	json_t *vis = vision_limits(x, window, props, nc);
+	json_object_set_new(lim, "vision", vis ? vis : json_null());
+	json_object_set_new(lim, "not_computed", nc);
 	json_object_set_new(x->pat, "limits", lim);
 	return 0;
 }

@@ -344,6 +344,103 @@ static const struct msg catalogue[] = {
 	{"dur.s", "%s%lld s", "%s%lld sn"},
 	{"dur.sf", "%s%.1f s", "%s%.1f sn"},
 
+	{"h.limits", "Memory limits measured in the bundle", "Paketin ölçtüğü bellek sınırları"},
+	{"lim.none", "No worker died of a CUDA OOM, so the bundle measured no memory limit and nothing is proposed.",
+	 "Hiçbir worker CUDA OOM ile ölmedi; paket bir bellek sınırı ölçmedi ve bir ayar önerilmiyor."},
+	{"lim.intro",
+	 "The bundle already holds the load test the playbook asks for: what each worker completed in the %.0f s "
+	 "before its CUDA OOM death (its engine's stats lines, on the same clock) and the step it died in (its "
+	 "crash dump). The settings below follow from them, each with its arithmetic and evidence.",
+	 "Paket, playbook'un istediği yük testini zaten içeriyor: her worker'ın CUDA OOM ile ölmeden önceki %.0f sn "
+	 "içinde tamamladıkları (motorunun aynı saatteki istatistik satırları) ve öldüğü adım (çökme dökümü). "
+	 "Aşağıdaki ayarlar bunlardan çıkar; her biri hesabı ve kanıtıyla."},
+	{"lim.col.measure", "measure", "ölçü"},
+	{"lim.col.ok", "largest that completed", "tamamlanan en büyük"},
+	{"lim.col.bad", "smallest that failed", "başarısız olan en küçük"},
+	{"lim.row.batch", "batch (running requests)", "batch (çalışan istek)"},
+	{"lim.row.tokens", "tokens in flight (KV cache use × capacity)",
+	 "uçuştaki token (KV cache kullanımı × kapasite)"},
+	{"lim.notinbundle", "not computed", "hesaplanamadı"},
+	{"lim.row.images_in_flight", "images in flight (vision requests)", "uçuştaki resim (görsel istekler)"},
+	{"lim.row.pixels_in_flight", "pixels in flight (their width × height)",
+	 "uçuştaki piksel (genişlik × yükseklikleri)"},
+	{"lim.inreqs", " in %lld requests", " (%lld istekte)"},
+	{"lim.vision", "Vision requests", "Görsel istekler"},
+	{"lim.visionintro",
+	 "For vision requests the batch is images: the images and pixels in flight when each request was "
+	 "admitted, at moments whose requests all finished (completed), against those still in flight when the "
+	 "worker died (failed), from the workers' request log.",
+	 "Görsel isteklerde batch resimlerdir: her istek kabul edildiğinde uçuştaki resimler ve pikseller; "
+	 "istekleri hep biten anlarda (tamamlanan) ve worker öldüğünde hâlâ uçuşta olanlar (başarısız), worker'ların "
+	 "istek logundan."},
+	{"lim.visionfmt",
+	 "%lld logged by the workers that died (admitted with their images' sizes, then finished); set now:",
+	 "ölen worker'ların logladığı %lld istek (resim boyutlarıyla kabul, sonra bitiş); şu anki ayarlar:"},
+	{"lim.nolimit", "no --limit-mm-per-prompt found", "--limit-mm-per-prompt bulunamadı"},
+	{"lim.nomaxpixels", "no max_pixels found", "max_pixels bulunamadı"},
+	{"lim.needs.mm-completed",
+	 "no moment in the window before a death when every vision request in flight finished",
+	 "bir ölümden önceki aralıkta uçuştaki tüm görsel isteklerin bittiği bir an yok"},
+	{"lim.needs.mm-failed", "no vision request was in flight when a worker died",
+	 "bir worker öldüğünde uçuşta görsel istek yoktu"},
+	{"lim.set.max_pixels", "`max_pixels` (`--mm-processor-kwargs`)", "`max_pixels` (`--mm-processor-kwargs`)"},
+	{"lim.unit.--limit-mm-per-prompt", "images per prompt", "istem başına resim"},
+	{"lim.unit.max_pixels", "pixels per image", "resim başına piksel"},
+	{"lim.needs.engine-stats",
+	 "no engine stats line (running requests, KV cache use) in the window before a death",
+	 "bir ölümden önceki aralıkta motor istatistik satırı (çalışan istek, KV cache kullanımı) yok"},
+	{"lim.needs.crash-stats", "no crash dump with the scheduler's state of the step that died",
+	 "ölünen adımın zamanlayıcı durumunu veren bir çökme dökümü yok"},
+	{"lim.needs.kv-cache", "no KV cache size line (vLLM's \"GPU KV cache size\" or \"# GPU blocks\")",
+	 "KV cache boyutu satırı yok (vLLM'in \"GPU KV cache size\" ya da \"# GPU blocks\" satırı)"},
+	{"lim.needs.failed-step",
+	 "no failed step with its tokens scheduled (crash dump or max_num_batched_tokens setting) and the "
+	 "allocation that failed with the memory free (the CUDA OOM message)",
+	 "zamanlanan tokenlarıyla (çökme dökümü ya da max_num_batched_tokens ayarı) ve başarısız ayırma ile boş "
+	 "bellekle (CUDA OOM mesajı) birlikte bir başarısız adım yok"},
+	{"lim.needs.max-num-seqs", "it needs --max-num-seqs, which could not be computed",
+	 "hesaplanamayan --max-num-seqs değerine dayanıyor"},
+	{"lim.needs.token-limits", "neither --max-model-len nor --max-num-batched-tokens could be computed",
+	 "ne --max-model-len ne de --max-num-batched-tokens hesaplanabildi"},
+	{"lim.and", "; and ", "; ayrıca "},
+	{"lim.kv", "KV cache capacity", "KV cache kapasitesi"},
+	{"lim.kvfmt", "%s tokens", "%s token"},
+	{"lim.basis.the engine's GPU KV cache size in tokens", "the engine's GPU KV cache size in tokens",
+	 "motorun token cinsinden GPU KV cache boyutu"},
+	{"lim.basis.GPU blocks times the block_size setting", "GPU blocks times the block_size setting",
+	 "GPU blok sayısı çarpı block_size ayarı"},
+	{"lim.basis.GPU blocks times vLLM's default block size, 16", "GPU blocks times vLLM's default block size, 16",
+	 "GPU blok sayısı çarpı vLLM'in varsayılan blok boyutu, 16"},
+	{"lim.concfmt", "the engine allows %s requests of %lld tokens at once",
+	 "motor aynı anda %s tane %lld tokenlık isteğe izin veriyor"},
+	{"lim.step", "The step that failed", "Başarısız olan adım"},
+	{"lim.stepfmt",
+	 "%s at %s scheduled %lld tokens (%s) and tried to allocate %s with %s free.",
+	 "%s, %s anında %lld token zamanladı (%s) ve %s ayırmaya çalıştı; boş bellek %s idi."},
+	{"lim.from.dump", "from its crash dump", "çökme dökümünden"},
+	{"lim.from.setting", "the max_num_batched_tokens setting", "max_num_batched_tokens ayarı"},
+	{"lim.proposals", "Settings to propose", "Önerilen ayarlar"},
+	{"lim.col.setting", "setting", "ayar"},
+	{"lim.col.current", "current", "mevcut"},
+	{"lim.col.proposed", "proposed", "önerilen"},
+	{"lim.col.arith", "arithmetic", "hesap"},
+	{"lim.set.prompt-token-admission-limit", "prompt-token admission limit (gateway)",
+	 "prompt token kabul sınırı (ağ geçidi)"},
+	{"lim.set.429-threshold", "429 threshold (load balancer)", "429 eşiği (yük dengeleyici)"},
+	{"lim.unit.--max-num-seqs", "sequences", "dizi"},
+	{"lim.unit.--max-num-batched-tokens", "tokens", "token"},
+	{"lim.unit.--max-model-len", "tokens", "token"},
+	{"lim.unit.prompt-token-admission-limit", "tokens", "token"},
+	{"lim.unit.429-threshold", "requests in flight", "uçuştaki istek"},
+	{"lim.noproposals", "The bundle gave nothing to compute a setting from.",
+	 "Paket bir ayar hesaplamaya yetecek bir şey vermedi."},
+	{"lim.notcomputed", "Not computed, and why:", "Hesaplanamayanlar ve nedenleri:"},
+	{"lim.caveat",
+	 "These are the largest values this bundle showed to be safe, not guarantees: load-test them before "
+	 "rolling them out.",
+	 "Bunlar bu paketin güvenli olduğunu gösterdiği en büyük değerlerdir, garanti değildir: yaygınlaştırmadan "
+	 "önce yük testiyle doğrulayın."},
+
 	{"text.first", "first OOM", "ilk OOM"},
 	{"text.order", "order", "sıra"},
 	{"text.impact", "impact", "etki"},
@@ -352,6 +449,14 @@ static const struct msg catalogue[] = {
 	{"text.outage", "outage", "kesinti"},
 	{"text.evidence", "evidence", "kanıt"},
 	{"text.on", "on", "düğüm:"},
+	{"text.limits", "limits", "sınırlar"},
+	{"text.batchok", "largest batch completed / smallest failed (running requests)",
+	 "tamamlanan en büyük / başarısız olan en küçük batch (çalışan istek)"},
+	{"text.kvfmt", "; KV cache %lld tokens", "; KV cache %lld token"},
+	{"text.propose", "propose", "öneri"},
+	{"text.vision", "vision", "görsel"},
+	{"text.visionfmt", "images in flight %s completed / %s failed; pixels %s / %s",
+	 "uçuştaki resim %s tamamlanan / %s başarısız; piksel %s / %s"},
 };
 
 const char *iq_msg(const char *lang, const char *key)
@@ -564,6 +669,104 @@ int iq_question_answer_tr(struct iq_buf *b, const char *id, json_t *d)
 			iq_buf_adds(b, "; yeniden başlatmalar kademeliydi.");
 		else
 			iq_buf_adds(b, ".");
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- Turkish arithmetic of the proposed limits ---- */
+
+static long long jint(json_t *o, const char *k)
+{
+	return (long long)json_integer_value(json_object_get(o, k));
+}
+
+/* limits.c's rounding: down to a multiple of m, or v itself when that is 0. */
+static long long round_to(long long v, long long m)
+{
+	long long r = v / m * m;
+	return r > 0 ? r : (v > 0 ? v : 0);
+}
+
+int iq_limit_arith_tr(struct iq_buf *b, json_t *prop)
+{
+	const char *st = jstr(prop, "setting");
+	json_t *in = json_object_get(prop, "inputs");
+	long long v = jint(prop, "value");
+	if (!json_is_object(in))
+		return 0;
+	if (strcmp(st, "--max-num-seqs") == 0) {
+		long long ok = jint(in, "largest_completed"), bad = jint(in, "smallest_failed");
+		if (ok > 0 && bad > 1)
+			iq_buf_printf(b, "min(tamamlanan en büyük batch %lld, başarısız olan en küçük batch %lld - 1) = %lld",
+				      ok, bad, ok < bad - 1 ? ok : bad - 1);
+		else if (ok > 0)
+			iq_buf_printf(b, "tamamlanan en büyük batch: %lld", ok);
+		else
+			iq_buf_printf(b, "başarısız olan en küçük batch %lld - 1 = %lld", bad, bad - 1);
+		iq_buf_printf(b, "; 8'in katına aşağı yuvarlandı: %lld", v);
+		return 1;
+	}
+	if (strcmp(st, "--max-num-batched-tokens") == 0) {
+		long long s = jint(in, "scheduled_tokens"), tr = jint(in, "tried_bytes"), fr = jint(in, "free_bytes");
+		if (tr <= 0)
+			return 0;
+		long long fit = (long long)((double)s * (double)fr / (double)tr);
+		iq_buf_printf(b, "başarısız adım %lld token zamanladı ve %lld bayt boşken %lld bayt ayırmaya çalıştı: "
+				 "%lld x %lld / %lld = %lld token sığardı; 256'nın katına aşağı yuvarlandı: %lld",
+			      s, fr, tr, s, fr, tr, fit, v);
+		return 1;
+	}
+	if (strcmp(st, "--max-model-len") == 0) {
+		long long cap = jint(in, "capacity_tokens"), seqs = jint(in, "max_num_seqs");
+		if (seqs <= 0)
+			return 0;
+		long long per = cap / seqs, m = per >= 1024 ? 1024 : 256;
+		iq_buf_printf(b, "max-model-len uzunluğunda %lld diziden oluşan tam bir batch KV cache'e sığar: "
+				 "%lld / %lld = %lld; %s katına aşağı yuvarlandı: %lld%s",
+			      seqs, cap, seqs, per, m == 1024 ? "1024'ün" : "256'nın", v,
+			      v < round_to(per, m) ? " (mevcut ayar)" : "");
+		return 1;
+	}
+	if (strcmp(st, "prompt-token-admission-limit") == 0) {
+		json_t *a = json_object_get(in, "max_model_len"), *c = json_object_get(in, "max_num_batched_tokens");
+		iq_buf_printf(b, "bir adımın token bütçesinden ya da bir dizinin KV cache payından uzun prompt ağ "
+				 "geçidinde reddedilir: min(%lld, %lld) = %lld",
+			      json_is_integer(a) ? (long long)json_integer_value(a) : v,
+			      json_is_integer(c) ? (long long)json_integer_value(c) : v, v);
+		return 1;
+	}
+	if (strcmp(st, "--limit-mm-per-prompt") == 0 || strcmp(st, "max_pixels") == 0) {
+		json_t *ok = json_object_get(in, "largest_completed");
+		long long bad = jint(in, "smallest_failed"), k = jint(in, "failed_requests");
+		long long bud = json_is_integer(ok) && json_integer_value(ok) < bad - 1 ? json_integer_value(ok) : bad - 1;
+		if (k <= 0)
+			return 0;
+		if (st[0] == '-') {
+			long long per = bud / k;
+			iq_buf_printf(b, "en az resimle ölen batch %lld resmi %lld istekte tutuyordu; min(tamamlanan en çok "
+					 "uçuştaki resim ", bad, k);
+			jval(b, ok, "yok");
+			iq_buf_printf(b, ", başarısız olan en az %lld - 1) = %lld resim bu %lld isteğe: %lld / %lld = %lld "
+					 "istem başına resim%s%s", bad, bud, k, bud, k, per, per < 1 ? "; en az 1" : "",
+				      v < (per > 1 ? per : 1) ? "; mevcut ayar daha düşük ve kalıyor" : "");
+			return 1;
+		}
+		long long n = jint(in, "images_per_prompt");
+		if (n <= 0)
+			return 0;
+		long long m = bud / (k * n), mr = round_to(m, 784);
+		iq_buf_printf(b, "her biri %lld resimli %lld istek, min(tamamlanan en çok uçuştaki piksel ", n, k);
+		jval(b, ok, "0");
+		iq_buf_printf(b, ", başarısız olan en az %lld - 1) = %lld piksel içinde: %lld / (%lld x %lld) = %lld resim "
+				 "başına piksel; tam 28 x 28 yamalara (784'ün katına) aşağı yuvarlandı: %lld%s", bad, bud, bud,
+			      k, n, m, mr, v < mr ? "; mevcut ayar daha düşük ve kalıyor" : "");
+		return 1;
+	}
+	if (strcmp(st, "429-threshold") == 0) {
+		long long seqs = jint(in, "max_num_seqs"), pods = jint(in, "pods");
+		iq_buf_printf(b, "pod başına %lld çalışan ve bir o kadar bekleyen istekten sonra 429 döndürülür: "
+				 "2 x %lld x %lld pod = %lld, yük dengeleyicide uçuştaki istek", seqs, seqs, pods, v);
 		return 1;
 	}
 	return 0;

@@ -1087,6 +1087,254 @@ static void section_questions(struct pm *p)
 	}
 }
 
+/* ---- limits computed from the evidence ---- */
+
+/* A catalogue text by key, or NULL when the catalogue has none. */
+static const char *msg_or_null(struct pm *p, const char *key)
+{
+	const char *t = iq_msg(p->lang, key);
+	return strcmp(t, key) == 0 ? NULL : t;
+}
+
+/* One measure cell: the value in bold, what it was read from, the pod,
+ * the time and the evidence; or why the bundle could not say. */
+static void limit_pick(struct pm *p, json_t *pick, const char *note_fmt, const char *note, json_t *nc,
+		       const char *what)
+{
+	if (!json_is_object(pick)) {
+		fprintf(p->out, "%s", M("lim.notinbundle"));
+		size_t i;
+		json_t *n;
+		json_array_foreach(nc, i, n) {
+			if (strcmp(str(n, "what"), what) != 0)
+				continue;
+			char key[64];
+			const char *id = json_string_value(json_array_get(json_object_get(n, "needs"), 0));
+			snprintf(key, sizeof key, "lim.needs.%s", id ? id : "");
+			const char *t = msg_or_null(p, key);
+			fputs(": ", p->out);
+			put(p, t ? t : str(n, "reason"), 300);
+		}
+		return;
+	}
+	fprintf(p->out, "**%lld**", num(pick, "value"));
+	if (note_fmt && note && *note)
+		fprintf(p->out, note_fmt, E(note));
+	fputs(" — ", p->out);
+	put(p, str(pick, "pod"), 64);
+	fprintf(p->out, ", %s, ", str(pick, "time"));
+	refs(p, json_object_get(pick, "evidence"), 2);
+}
+
+/* The one-line reason of a not_computed entry, in the report's language. */
+static void limit_reason(struct pm *p, json_t *n)
+{
+	size_t i;
+	json_t *id;
+	json_array_foreach(json_object_get(n, "needs"), i, id) {
+		char key[64];
+		snprintf(key, sizeof key, "lim.needs.%s", json_string_value(id) ? json_string_value(id) : "");
+		const char *t = msg_or_null(p, key);
+		fputs(i ? M("lim.and") : "", p->out);
+		put(p, t ? t : str(n, "reason"), 300);
+		if (!t)
+			break;
+	}
+}
+
+static void limit_setting_name(struct pm *p, const char *setting)
+{
+	char key[96];
+	snprintf(key, sizeof key, "lim.set.%s", setting);
+	const char *t = msg_or_null(p, key);
+	if (t) {
+		fputs(t, p->out);
+	} else {
+		/* a flag name inside a code span, where escapes would show */
+		fputs("`", p->out);
+		for (const char *c = setting; *c && c - setting < 64; c++)
+			fputc((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' ? *c : '?',
+			      p->out);
+		fputs("`", p->out);
+	}
+}
+
+static void section_limits(struct pm *p)
+{
+	json_t *lim = json_object_get(p->pat, "limits");
+	fprintf(p->out, "## %s\n\n", M("h.limits"));
+	if (!json_is_object(lim)) {
+		fprintf(p->out, "%s\n\n", M("lim.none"));
+		return;
+	}
+	json_t *nc = json_object_get(lim, "not_computed");
+	fprintf(p->out, M("lim.intro"), json_number_value(json_object_get(lim, "window_s")));
+	if (json_is_object(json_object_get(lim, "vision")))
+		fprintf(p->out, " %s", M("lim.visionintro"));
+	fputs("\n\n", p->out);
+	json_t *b = json_object_get(lim, "batch"), *tk = json_object_get(lim, "tokens_in_flight");
+	json_t *kv = json_object_get(lim, "kv_cache");
+	char capn[64] = "";
+	if (json_is_integer(json_object_get(kv, "capacity_tokens")))
+		snprintf(capn, sizeof capn, "%lld", num(kv, "capacity_tokens"));
+	fprintf(p->out, "| %s | %s | %s |\n| --- | --- | --- |\n", M("lim.col.measure"), M("lim.col.ok"),
+		M("lim.col.bad"));
+	fprintf(p->out, "| %s | ", M("lim.row.batch"));
+	limit_pick(p, json_object_get(b, "largest_completed"), NULL, NULL, nc, "batch.largest_completed");
+	fputs(" | ", p->out);
+	limit_pick(p, json_object_get(b, "smallest_failed"), NULL, NULL, nc, "batch.smallest_failed");
+	fprintf(p->out, " |\n| %s | ", M("lim.row.tokens"));
+	json_t *ok = json_object_get(tk, "largest_completed"), *bad = json_object_get(tk, "smallest_failed");
+	char note[96];
+	snprintf(note, sizeof note, "%s %% × %s", str(ok, "kv_cache_pct"), capn);
+	limit_pick(p, ok, " (%s)", note, nc, "tokens_in_flight.largest_completed");
+	fputs(" | ", p->out);
+	snprintf(note, sizeof note, "%s × %s", str(bad, "kv_cache_usage"), capn);
+	limit_pick(p, bad, " (%s)", note, nc, "tokens_in_flight.smallest_failed");
+	fputs(" |\n", p->out);
+	/* vision: the batch is images and their pixels */
+	json_t *vis = json_object_get(lim, "vision");
+	if (json_is_object(vis)) {
+		const char *parts[] = {"images_in_flight", "pixels_in_flight"};
+		for (int k = 0; k < 2; k++) {
+			char key[64], what[96];
+			snprintf(key, sizeof key, "lim.row.%s", parts[k]);
+			fprintf(p->out, "| %s | ", M(key));
+			for (int j = 0; j < 2; j++) {
+				const char *side = j ? "smallest_failed" : "largest_completed";
+				json_t *pk = json_object_get(json_object_get(vis, parts[k]), side);
+				snprintf(what, sizeof what, "vision.%s.%s", parts[k], side);
+				snprintf(note, sizeof note, M("lim.inreqs"), num(pk, "requests"));
+				limit_pick(p, pk, "%s", note, nc, what);
+				fputs(j ? " |\n" : " | ", p->out);
+			}
+		}
+	}
+	fputs("\n", p->out);
+
+	/* the KV cache and the step that failed */
+	fprintf(p->out, "- **%s:** ", M("lim.kv"));
+	if (*capn) {
+		fprintf(p->out, M("lim.kvfmt"), capn);
+		const char *bs = str(kv, "basis");
+		if (*bs) {
+			char key[160];
+			snprintf(key, sizeof key, "lim.basis.%s", bs);
+			const char *t = msg_or_null(p, key);
+			fputs(" (", p->out);
+			put(p, t ? t : bs, 200);
+			if (json_is_integer(json_object_get(kv, "gpu_blocks")))
+				fprintf(p->out, ": %lld × %lld", num(kv, "gpu_blocks"), num(kv, "block_size"));
+			fputs(")", p->out);
+		}
+		json_t *mc = json_object_get(kv, "max_concurrency");
+		if (json_is_object(mc)) {
+			fputs("; ", p->out);
+			fprintf(p->out, M("lim.concfmt"), E(str(mc, "concurrency")), num(mc, "tokens_per_request"));
+		}
+		fputs(". ", p->out);
+		refs(p, json_object_get(kv, "evidence"), 2);
+	} else {
+		fputs(M("lim.notinbundle"), p->out);
+		fputs(": ", p->out);
+		put(p, M("lim.needs.kv-cache"), 300);
+		fputs(".", p->out);
+	}
+	fputs("\n", p->out);
+	json_t *st = json_object_get(lim, "failed_step");
+	if (json_is_object(st)) {
+		char a[64], f[64];
+		fprintf(p->out, "- **%s:** ", M("lim.step"));
+		fprintf(p->out, M("lim.stepfmt"), E(str(st, "pod")), E(str(st, "time")), num(st, "scheduled_tokens"),
+			M(strcmp(str(st, "scheduled_from"), "crash dump") == 0 ? "lim.from.dump" : "lim.from.setting"),
+			gib_str(p, json_object_get(st, "tried_bytes"), a, sizeof a),
+			gib_str(p, json_object_get(st, "free_bytes"), f, sizeof f));
+		fputs(" ", p->out);
+		refs(p, json_object_get(st, "evidence"), 2);
+		fputs("\n", p->out);
+	}
+	json_t *vcur = json_object_get(vis, "current");
+	if (json_is_object(vis)) {
+		fprintf(p->out, "- **%s:** ", M("lim.vision"));
+		fprintf(p->out, M("lim.visionfmt"), num(vis, "requests_logged"));
+		fputs(" ", p->out);
+		json_t *l = json_object_get(vcur, "limit_mm_per_prompt"), *mp = json_object_get(vcur, "max_pixels");
+		if (json_is_integer(l))
+			fprintf(p->out, "`--limit-mm-per-prompt image=%lld`", (long long)json_integer_value(l));
+		else
+			fputs(M("lim.nolimit"), p->out);
+		fputs(", ", p->out);
+		if (json_is_integer(mp))
+			fprintf(p->out, "`max_pixels` %lld", (long long)json_integer_value(mp));
+		else
+			fputs(M("lim.nomaxpixels"), p->out);
+		fputs(".", p->out);
+		if (json_array_size(json_object_get(vcur, "evidence"))) {
+			fputs(" ", p->out);
+			refs(p, json_object_get(vcur, "evidence"), 1);
+		}
+		fputs("\n", p->out);
+	}
+	fputs("\n", p->out);
+
+	/* the settings to propose */
+	fprintf(p->out, "### %s\n\n", M("lim.proposals"));
+	json_t *props = json_object_get(lim, "proposals");
+	if (json_array_size(props)) {
+		fprintf(p->out, "| %s | %s | %s | %s | %s |\n| --- | ---: | ---: | --- | --- |\n", M("lim.col.setting"),
+			M("lim.col.current"), M("lim.col.proposed"), M("lim.col.arith"), M("col.evidence"));
+		size_t i;
+		json_t *o;
+		json_array_foreach(props, i, o) {
+			fputs("| ", p->out);
+			limit_setting_name(p, str(o, "setting"));
+			fputs(" | ", p->out);
+			if (json_is_string(json_object_get(o, "current")))
+				put(p, str(o, "current"), 64);
+			else
+				fputs("–", p->out);
+			fprintf(p->out, " | **%lld**", num(o, "value"));
+			char key[96];
+			snprintf(key, sizeof key, "lim.unit.%s", str(o, "setting"));
+			const char *u = msg_or_null(p, key);
+			if (u)
+				fprintf(p->out, " %s", u);
+			fputs(" | ", p->out);
+			struct iq_buf ab;
+			iq_buf_init(&ab);
+			if (strcmp(p->lang, "en") != 0 && iq_limit_arith_tr(&ab, o))
+				put(p, ab.p, 700);
+			else
+				put(p, str(o, "arithmetic"), 700);
+			iq_buf_release(&ab);
+			fputs(" | ", p->out);
+			refs(p, json_object_get(o, "evidence"), 2);
+			fputs(" |\n", p->out);
+		}
+		fputs("\n", p->out);
+	} else {
+		fprintf(p->out, "%s\n\n", M("lim.noproposals"));
+	}
+	/* what could not be computed, and why */
+	size_t i, k = 0;
+	json_t *n;
+	json_array_foreach(nc, i, n) {
+		const char *what = str(n, "what");
+		if (strchr(what, '.'))
+			continue; /* a measure: said in its cell */
+		if (!k++)
+			fprintf(p->out, "**%s**\n\n", M("lim.notcomputed"));
+		fputs("- ", p->out);
+		limit_setting_name(p, what);
+		fputs(": ", p->out);
+		limit_reason(p, n);
+		fputs(".\n", p->out);
+	}
+	if (k)
+		fputs("\n", p->out);
+	fprintf(p->out, "%s\n\n", M("lim.caveat"));
+}
+
 /* ---- guidance and action items ---- */
 
 /* Does the finding id call for guidance? *kind names what it is. */
@@ -1483,6 +1731,7 @@ int iq_render_postmortem(json_t *doc, struct iq_store *s, const struct iq_report
 		iq_charts_section(out, doc, pm.pat, s, pm.lang, o->charts_dir,
 				  o->charts_href ? o->charts_href : "charts");
 		section_questions(p);
+		section_limits(p);
 		section_guidance(p);
 		section_lessons(p);
 	} else {

@@ -26,6 +26,10 @@ const struct iq_guide *iq_guide_at(size_t i);
 /* Turkish sentence for question id from its data, into b; 0 when the id
  * has no template (the caller shows the detector's English answer). */
 int iq_question_answer_tr(struct iq_buf *b, const char *id, json_t *data);
+/* Turkish arithmetic of a proposed limit (findings' limits.proposals[i])
+ * rebuilt from its inputs, into b; 0 when the setting has no template
+ * (the caller shows the detector's English arithmetic). */
+int iq_limit_arith_tr(struct iq_buf *b, json_t *proposal);
 /* Turkish for a phase basis or detail sentence the detectors write in
  * English, or NULL when it is not known. */
 const char *iq_basis_tr(const char *en);

@@ -1,6 +1,7 @@
 /* text.c: the short terminal summary of `inquest report --format text`:
- * verdict, first OOM, failure order, impact and the top evidence. Text
- * from the bundle is escaped for the terminal (iq_escape_display). */
+ * verdict, first OOM, failure order, impact, the limits measured with the
+ * settings they give, and the top evidence. Text from the bundle is
+ * escaped for the terminal (iq_escape_display). */
 #include <string.h>
 
 #include "report_int.h"
@@ -81,6 +82,53 @@ int iq_render_text(json_t *doc, const char *lang, FILE *out)
 		fprintf(out, "  %-10s %s – %s (%s)\n", iq_msg(lang, "text.outage"),
 			str(json_object_get(ph, "outage_begins"), "time"),
 			str(json_object_get(ph, "outage_ends"), "time"), iq_fmt_dur(en - b, lang, d));
+	}
+	/* the limits the bundle measured and the settings they give */
+	json_t *lim = json_object_get(pat, "limits");
+	if (json_is_object(lim)) {
+		fprintf(out, "  %-10s ", iq_msg(lang, "text.limits"));
+		json_t *bt = json_object_get(lim, "batch");
+		const char *keys[] = {"largest_completed", "smallest_failed"};
+		for (int k = 0; k < 2; k++) {
+			json_t *v = json_object_get(json_object_get(bt, keys[k]), "value");
+			if (json_is_integer(v))
+				fprintf(out, "%lld", (long long)json_integer_value(v));
+			else
+				fputs("?", out);
+			fputs(k ? "" : " / ", out);
+		}
+		fprintf(out, " %s", iq_msg(lang, "text.batchok"));
+		json_t *cap = json_object_get(json_object_get(lim, "kv_cache"), "capacity_tokens");
+		if (json_is_integer(cap))
+			fprintf(out, iq_msg(lang, "text.kvfmt"), (long long)json_integer_value(cap));
+		fputc('\n', out);
+		json_t *vis = json_object_get(lim, "vision");
+		if (json_is_object(vis)) {
+			char v[4][32];
+			const char *parts[] = {"images_in_flight", "pixels_in_flight"};
+			for (int k = 0; k < 4; k++) {
+				json_t *x = json_object_get(json_object_get(json_object_get(vis, parts[k / 2]),
+									    k % 2 ? "smallest_failed" : "largest_completed"),
+							    "value");
+				if (json_is_integer(x))
+					snprintf(v[k], sizeof v[k], "%lld", (long long)json_integer_value(x));
+				else
+					snprintf(v[k], sizeof v[k], "?");
+			}
+			fprintf(out, "  %-10s ", iq_msg(lang, "text.vision"));
+			fprintf(out, iq_msg(lang, "text.visionfmt"), v[0], v[1], v[2], v[3]);
+			fputc('\n', out);
+		}
+		json_t *props = json_object_get(lim, "proposals");
+		if (json_array_size(props)) {
+			fprintf(out, "  %-10s ", iq_msg(lang, "text.propose"));
+			json_array_foreach(props, i, e) {
+				fputs(i ? ", " : "", out);
+				esc(out, str(e, "setting"), 64);
+				fprintf(out, " %lld", (long long)json_integer_value(json_object_get(e, "value")));
+			}
+			fputc('\n', out);
+		}
 	}
 	/* top evidence: the first line of each signal found */
 	fprintf(out, "  %s:\n", iq_msg(lang, "text.evidence"));

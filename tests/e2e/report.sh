@@ -3,8 +3,9 @@
 # en and tr and compares postmortem.md with the goldens (GOLDEN=1 rewrites
 # them: review the diff before committing); checks the SVG charts are
 # well-formed, that every `file:line` the postmortem cites exists in the
-# database, and that `inquest report` renders the same Markdown from the
-# database alone without changing it.
+# database, that the limits section carries the exact figures (and each
+# proposal's value redone from its inputs), and that `inquest report`
+# renders the same Markdown from the database alone without changing it.
 bin=$1
 export TZ=UTC LC_ALL=C
 bundle=fixtures/sample/sample-bundle.tar.gz
@@ -67,6 +68,58 @@ if missing:
 PY
 	then ok; else bad "evidence references ($lang)"; fi
 
+	# the limits section: its exact figures, and each proposal's row agrees
+	# with findings.json and with arithmetic redone here from its inputs
+	if python3 - "$out/postmortem.md" "$out/findings.json" "$lang" <<'PY'
+import json, sys
+md = open(sys.argv[1], encoding="utf-8").read()
+f = json.load(open(sys.argv[2]))
+lang = sys.argv[3]
+head = {"en": "## Memory limits measured in the bundle", "tr": "## Paketin ölçtüğü bellek sınırları"}[lang]
+if head not in md:
+    sys.exit("no limits section")
+sec = md.split(head, 1)[1].split("\n## ", 1)[0]
+want = {"en": ["| batch (running requests) | **164** — vllm-2, 2026-11-30T14:16:36.335Z, ",
+               "| **123** — vllm-1, 2026-11-30T14:18:31.444Z, ",
+               "**481303** (99.7 % × 482752) — vllm-2, 2026-11-30T14:14:03.850Z",
+               "**468703** (0.9709 × 482752) — vllm-2, 2026-11-30T14:16:37.090Z",
+               "- **KV cache capacity:** 482752 tokens (the engine's GPU KV cache size in tokens); the engine allows 14.73 requests of 32768 tokens at once.",
+               "vllm-1 at 2026-11-30T14:13:19.807Z scheduled 32768 tokens (from its crash dump) and tried to allocate 2.00 GiB with 0.38 GiB free.",
+               "| `--max-num-seqs` | 256 | **120** sequences | min(largest batch that completed 164, smallest that failed 123 - 1) = 122; rounded down to a multiple of 8: 120 |",
+               "| `--max-num-batched-tokens` | 32768 | **6144** tokens | the failed step scheduled 32768 tokens and tried to allocate 2147483648 bytes with 407308861 free: 32768 x 407308861 / 2147483648 = 6215 tokens would have fit; rounded down to a multiple of 256: 6144 |",
+               "| `--max-model-len` | 32768 | **3072** tokens | a full batch of 120 sequences of max-model-len tokens fits the KV cache: 482752 / 120 = 4022; rounded down to a multiple of 1024: 3072 |",
+               "| prompt-token admission limit (gateway) | – | **3072** tokens | a prompt longer than one step's budget or a sequence's share of the KV cache is refused at the gateway: min(3072, 6144) = 3072 | – |",
+               "| 429 threshold (load balancer) | – | **720** requests in flight | answer 429 past 120 running and as many waiting per serving pod: 2 x 120 x 3 pods = 720 requests in flight at the load balancer | – |"],
+        "tr": ["| batch (çalışan istek) | **164** — vllm-2, 2026-11-30T14:16:36.335Z, ",
+               "- **KV cache kapasitesi:** 482752 token (motorun token cinsinden GPU KV cache boyutu); motor aynı anda 14.73 tane 32768 tokenlık isteğe izin veriyor.",
+               "| `--max-num-seqs` | 256 | **120** dizi | min(tamamlanan en büyük batch 164, başarısız olan en küçük batch 123 - 1) = 122; 8'in katına aşağı yuvarlandı: 120 |",
+               "32768 x 407308861 / 2147483648 = 6215 token sığardı; 256'nın katına aşağı yuvarlandı: 6144 |",
+               "482752 / 120 = 4022; 1024'ün katına aşağı yuvarlandı: 3072 |",
+               "| 429 eşiği (yük dengeleyici) | – | **720** uçuştaki istek | pod başına 120 çalışan ve bir o kadar bekleyen istekten sonra 429 döndürülür: 2 x 120 x 3 pod = 720, yük dengeleyicide uçuştaki istek | – |"]}[lang]
+miss = [w for w in want if w not in sec]
+if "images in flight" in sec or "uçuştaki resim" in sec:
+    sys.exit("vision rows in a bundle without a request log of images")
+if miss:
+    sys.exit("limits section lacks: " + " || ".join(miss))
+lim = [p for p in f["patterns"] if p["id"] == "gpu-oom-cascade"][0]["limits"]
+rd = lambda v, m: v // m * m if v // m * m > 0 else max(v, 0)
+props = {p["setting"]: p for p in lim["proposals"]}
+i = lambda p, k: p["inputs"][k]
+s = props["--max-num-seqs"]
+redo = {"--max-num-seqs": rd(min(i(s, "largest_completed"), i(s, "smallest_failed") - 1), 8)}
+b = props["--max-num-batched-tokens"]
+redo["--max-num-batched-tokens"] = rd(i(b, "scheduled_tokens") * i(b, "free_bytes") // i(b, "tried_bytes"), 256)
+m = props["--max-model-len"]
+per = i(m, "capacity_tokens") // i(m, "max_num_seqs")
+redo["--max-model-len"] = rd(per, 1024 if per >= 1024 else 256)
+redo["prompt-token-admission-limit"] = min(redo["--max-model-len"], redo["--max-num-batched-tokens"])
+redo["429-threshold"] = 2 * redo["--max-num-seqs"] * i(props["429-threshold"], "pods")
+for k, v in redo.items():
+    if props[k]["value"] != v or ("**%d**" % v) not in sec:
+        sys.exit("proposal %s: %s in findings, %s redone" % (k, props[k]["value"], v))
+PY
+	then ok; else bad "limits section ($lang)"; fi
+
 	# inquest report: the same Markdown from the database, which it leaves alone
 	sum1=$(cksum < "$out/inquest.db")
 	mkdir -p "$tmp/r$lang"
@@ -81,6 +134,9 @@ if "$bin" report --db "$tmp/en/inquest.db" --format json > "$tmp/f.json" &&
    cmp -s "$tmp/f.json" "$tmp/en/findings.json"; then ok; else bad "report --format json differs from findings.json"; fi
 if "$bin" report --db "$tmp/en/inquest.db" --format text > "$tmp/t.txt" &&
    grep -q '^gpu-oom-cascade: confirmed' "$tmp/t.txt" && ! grep -q "$(printf '\033')" "$tmp/t.txt"; then ok; else bad "report --format text"; fi
+if grep -qx '  limits     164 / 123 largest batch completed / smallest failed (running requests); KV cache 482752 tokens' "$tmp/t.txt" &&
+   grep -qx '  propose    --max-num-seqs 120, --max-num-batched-tokens 6144, --max-model-len 3072, prompt-token-admission-limit 3072, 429-threshold 720' "$tmp/t.txt"
+then ok; else bad "report --format text: the limits lines"; fi
 "$bin" report --db "$tmp/en/inquest.db" --format pdf 2> /dev/null
 if [ $? -eq 2 ]; then ok; else bad "report --format pdf is not a usage error"; fi
 "$bin" report --db "$tmp/nonexistent.db" 2> /dev/null

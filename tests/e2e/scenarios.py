@@ -6,8 +6,10 @@ format variants, against the ground truth the generator writes (truth.json).
 For each case: generate the bundle (scale 1) into a temporary directory, run
 `BIN analyze`, and assert the verdicts, the failure order, the first OOM's pod
 and time (to the second), the 5xx surge window, the boundaries and their
-attributions, the conditions, the questions' data and that every evidence
-file:line of the findings is a line of the bundle holding the evidence text.
+attributions, the conditions, the questions' data, the limits computed from
+the evidence (for vision models too: images and pixels in flight, from a
+request log written for the pack) and that every evidence file:line of the
+findings is a line of the bundle holding the evidence text.
 
 Checks the analyzer is known to get wrong are listed in KNOWN_FAILURES (the
 detector owner fixes them; the analyzer is not changed from here). A listed
@@ -51,6 +53,7 @@ CASES = [
     ("healthy", 2, 0), ("healthy", 3, 3),
     ("xid", 2, 1), ("xid", 3, 4),
     ("fragmentation", 2, 2), ("fragmentation", 5, 7),
+    ("vision-cascade", 1, 0), ("vision-cascade", 3, 5),
 ]
 
 # Checks the analyzer currently gets wrong: "case-pattern: check-pattern"
@@ -306,6 +309,38 @@ def check_case(scenario, seed, variant, tmp):
             for k in ("largest_completed", "smallest_failed"):
                 o = ((lim or {}).get(part) or {}).get(k)
                 check(case, o is None or len(o.get("evidence") or []) == 1, "limits %s %s has its evidence" % (part, k), o)
+        # vision: images and pixels in flight that completed / failed
+        tv, lv = tl.get("vision"), (lim or {}).get("vision")
+        if tv is None:
+            check(case, lv is None, "no vision limits without a request log of images", lv and lv.get("requests_logged"))
+        else:
+            check(case, isinstance(lv, dict) and lv.get("requests_logged", 0) > 0, "vision limits present", lv)
+            lv = lv or {}
+            oom_lines = {(o["file"], o["line"]) for o in truth["cuda_oom"]}
+            for part in ("images_in_flight", "pixels_in_flight"):
+                for k in ("largest_completed", "smallest_failed"):
+                    o = (lv.get(part) or {}).get(k)
+                    check(case, val(o) == tv[part][k], "limits vision %s %s" % (part, k),
+                          "%s vs truth %s" % (val(o), tv[part][k]))
+                    ev = (o or {}).get("evidence") or []
+                    check(case, 1 <= len(ev) <= 6 and all('"vllm.mm_request"' in (e.get("text") or "")
+                                                          for e in ev[(k == "smallest_failed"):]),
+                          "limits vision %s %s evidence: request-log lines" % (part, k), [e.get("text", "")[:60] for e in ev])
+                    if k == "smallest_failed" and ev:
+                        check(case, (ev[0]["file"], ev[0]["line"]) in oom_lines,
+                              "limits vision %s smallest_failed evidence starts with the death" % part, ev[0])
+            check(case, ((lv.get("images_in_flight") or {}).get("smallest_failed") or {}).get("requests") ==
+                  tv["failed_requests"], "limits vision requests in flight at the death",
+                  "%s vs truth %s" % (((lv.get("images_in_flight") or {}).get("smallest_failed") or {}).get("requests"),
+                                      tv["failed_requests"]))
+            cur = lv.get("current") or {}
+            check(case, (cur.get("limit_mm_per_prompt"), cur.get("max_pixels")) ==
+                  (tv["current"]["limit_mm_per_prompt"], tv["current"]["max_pixels"]), "limits vision current settings", cur)
+            for st in ("--limit-mm-per-prompt", "max_pixels"):
+                x = props.get(st) or {}
+                check(case, x.get("current") == str(tv["current"][{"--limit-mm-per-prompt": "limit_mm_per_prompt",
+                                                                    "max_pixels": "max_pixels"}[st]]),
+                      "limits proposal %s current" % st, x.get("current"))
 
     # -- boundaries -----------------------------------------------------------------------------
     bd = by_id(pat["boundaries"])

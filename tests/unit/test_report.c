@@ -1,7 +1,8 @@
 /* test_report.c: the report's escaping (Markdown, XML), the masking of
  * log lines into templates for the unexplained-errors appendix, and the
  * one read of the records behind it (the same rows as its SQL, the same
- * table from two threaded halves as from one read). */
+ * table from two threaded halves as from one read), and the limits
+ * section with its Turkish arithmetic. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -362,6 +363,198 @@ static void test_tpl_scan_halves_merge_as_one_read(void **state)
 	halves_as_one(0, 30000); /* the second half overflows: read again into the first */
 }
 
+/* ---- the limits section (md.c) and its Turkish arithmetic (i18n.c) ---- */
+
+static char *arith_tr(const char *json)
+{
+	json_t *o = json_loads(json, 0, NULL);
+	assert_non_null(o);
+	struct iq_buf b;
+	iq_buf_init(&b);
+	int rc = iq_limit_arith_tr(&b, o);
+	snprintf(got, sizeof got, "%s", rc && b.p ? b.p : "(none)");
+	iq_buf_release(&b);
+	json_decref(o);
+	return got;
+}
+
+static void test_limit_arith_tr_redoes_each_setting(void **state)
+{
+	(void)state;
+	assert_string_equal(arith_tr("{\"setting\": \"--max-num-seqs\", \"value\": 40, \"inputs\":"
+				     " {\"largest_completed\": 47, \"smallest_failed\": 45}}"),
+			    "min(tamamlanan en büyük batch 47, başarısız olan en küçük batch 45 - 1) = 44; "
+			    "8'in katına aşağı yuvarlandı: 40");
+	assert_string_equal(arith_tr("{\"setting\": \"--max-num-seqs\", \"value\": 5, \"inputs\":"
+				     " {\"largest_completed\": null, \"smallest_failed\": 6}}"),
+			    "başarısız olan en küçük batch 6 - 1 = 5; 8'in katına aşağı yuvarlandı: 5");
+	assert_string_equal(arith_tr("{\"setting\": \"--max-num-batched-tokens\", \"value\": 1536, \"inputs\":"
+				     " {\"scheduled_tokens\": 8192, \"tried_bytes\": 1000, \"free_bytes\": 200}}"),
+			    "başarısız adım 8192 token zamanladı ve 200 bayt boşken 1000 bayt ayırmaya çalıştı: "
+			    "8192 x 200 / 1000 = 1638 token sığardı; 256'nın katına aşağı yuvarlandı: 1536");
+	/* clamped to the current setting: said so */
+	assert_string_equal(arith_tr("{\"setting\": \"--max-model-len\", \"value\": 4096, \"inputs\":"
+				     " {\"capacity_tokens\": 100000, \"max_num_seqs\": 16}}"),
+			    "max-model-len uzunluğunda 16 diziden oluşan tam bir batch KV cache'e sığar: "
+			    "100000 / 16 = 6250; 1024'ün katına aşağı yuvarlandı: 4096 (mevcut ayar)");
+	assert_string_equal(arith_tr("{\"setting\": \"--max-model-len\", \"value\": 768, \"inputs\":"
+				     " {\"capacity_tokens\": 8000, \"max_num_seqs\": 8}}"),
+			    "max-model-len uzunluğunda 8 diziden oluşan tam bir batch KV cache'e sığar: "
+			    "8000 / 8 = 1000; 256'nın katına aşağı yuvarlandı: 768");
+	assert_string_equal(arith_tr("{\"setting\": \"429-threshold\", \"value\": 240, \"inputs\":"
+				     " {\"max_num_seqs\": 40, \"pods\": 3}}"),
+			    "pod başına 40 çalışan ve bir o kadar bekleyen istekten sonra 429 döndürülür: "
+			    "2 x 40 x 3 pod = 240, yük dengeleyicide uçuştaki istek");
+	assert_string_equal(arith_tr("{\"setting\": \"--unknown\", \"value\": 1, \"inputs\": {}}"), "(none)");
+	/* vision: images per prompt, and pixels per image */
+	assert_string_equal(arith_tr("{\"setting\": \"--limit-mm-per-prompt\", \"value\": 8, \"inputs\":"
+				     " {\"largest_completed\": 102, \"smallest_failed\": 140, \"failed_requests\": 12}}"),
+			    "en az resimle ölen batch 140 resmi 12 istekte tutuyordu; min(tamamlanan en çok uçuştaki "
+			    "resim 102, başarısız olan en az 140 - 1) = 102 resim bu 12 isteğe: 102 / 12 = 8 istem "
+			    "başına resim");
+	assert_string_equal(arith_tr("{\"setting\": \"--limit-mm-per-prompt\", \"value\": 4, \"inputs\":"
+				     " {\"largest_completed\": null, \"smallest_failed\": 20, \"failed_requests\": 30}}"),
+			    "en az resimle ölen batch 20 resmi 30 istekte tutuyordu; min(tamamlanan en çok uçuştaki "
+			    "resim yok, başarısız olan en az 20 - 1) = 19 resim bu 30 isteğe: 19 / 30 = 0 istem başına "
+			    "resim; en az 1");
+	assert_string_equal(arith_tr("{\"setting\": \"max_pixels\", \"value\": 7074032, \"inputs\":"
+				     " {\"largest_completed\": 679166152, \"smallest_failed\": 1230697928,"
+				     " \"failed_requests\": 12, \"images_per_prompt\": 8}}"),
+			    "her biri 8 resimli 12 istek, min(tamamlanan en çok uçuştaki piksel 679166152, başarısız "
+			    "olan en az 1230697928 - 1) = 679166152 piksel içinde: 679166152 / (12 x 8) = 7074647 resim "
+			    "başına piksel; tam 28 x 28 yamalara (784'ün katına) aşağı yuvarlandı: 7074032");
+	/* the current max_pixels is lower: kept, and said so */
+	assert_string_equal(arith_tr("{\"setting\": \"max_pixels\", \"value\": 1003520, \"inputs\":"
+				     " {\"largest_completed\": 900000000, \"smallest_failed\": 800000000,"
+				     " \"failed_requests\": 10, \"images_per_prompt\": 4}}"),
+			    "her biri 4 resimli 10 istek, min(tamamlanan en çok uçuştaki piksel 900000000, başarısız "
+			    "olan en az 800000000 - 1) = 799999999 piksel içinde: 799999999 / (10 x 4) = 19999999 resim "
+			    "başına piksel; tam 28 x 28 yamalara (784'ün katına) aşağı yuvarlandı: 19999840; mevcut ayar "
+			    "daha düşük ve kalıyor");
+}
+
+/* A findings document whose limits lack the KV cache and the crash dump:
+ * one batch completed (on a pod whose name needs escaping), nothing failed. */
+static const char limits_doc[] =
+	"{\"bundle\": {\"paths\": [\"b.tgz\"], \"files\": 1},"
+	" \"patterns\": [{\"id\": \"gpu-oom-cascade\", \"verdict\": \"oom_no_cascade\", \"confidence\": 0.9,"
+	"  \"limits\": {\"window_s\": 300.0,"
+	"   \"batch\": {\"largest_completed\": {\"value\": 47, \"pod\": \"vllm|0*\", \"time\": \"2026-01-02T03:04:05.006Z\","
+	"     \"evidence\": [{\"file\": \"b.tgz!v.log\", \"line\": 12, \"text\": \"Running: 47 reqs\"}]},"
+	"    \"smallest_failed\": null},"
+	"   \"tokens_in_flight\": {\"largest_completed\": null, \"smallest_failed\": null},"
+	"   \"kv_cache\": {\"capacity_tokens\": null, \"evidence\": []}, \"failed_step\": null,"
+	"   \"proposals\": [{\"setting\": \"--max-num-seqs\", \"value\": 40, \"current\": \"256\","
+	"     \"inputs\": {\"largest_completed\": 47, \"smallest_failed\": null},"
+	"     \"arithmetic\": \"largest batch that completed: 47; rounded down to a multiple of 8: 40\","
+	"     \"evidence\": [{\"file\": \"b.tgz!v.log\", \"line\": 12}]}],"
+	"   \"not_computed\": ["
+	"    {\"what\": \"batch.smallest_failed\", \"needs\": [\"crash-stats\"], \"reason\": \"r1\"},"
+	"    {\"what\": \"tokens_in_flight.largest_completed\", \"needs\": [\"kv-cache\"], \"reason\": \"r2\"},"
+	"    {\"what\": \"--max-model-len\", \"needs\": [\"kv-cache\"], \"reason\": \"r3\"},"
+	"    {\"what\": \"--max-num-batched-tokens\", \"needs\": [\"failed-step\"], \"reason\": \"r4\"}]}}]}";
+
+/* The postmortem of doc in lang, cut to its limits section. Caller frees. */
+static char *limits_section(const char *doc_text, const char *lang, const char *head)
+{
+	json_t *doc = json_loads(doc_text, 0, NULL);
+	assert_non_null(doc);
+	struct iq_store *s;
+	struct iq_diag d = {{0}};
+	assert_int_equal(iq_store_open(":memory:", 0, &s, &d), 0);
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	assert_non_null(f);
+	struct iq_report_opts o = {lang, NULL, NULL, NULL};
+	assert_int_equal(iq_render_postmortem(doc, s, &o, f), 0);
+	fclose(f);
+	iq_store_close(s);
+	json_decref(doc);
+	char *h = strstr(buf, head);
+	assert_non_null(h);
+	char *end = strstr(h + 3, "\n## ");
+	if (end)
+		*end = '\0';
+	char *sec = strdup(h);
+	free(buf);
+	return sec;
+}
+
+static void test_limits_section_says_what_could_not_be_computed(void **state)
+{
+	(void)state;
+	char *m = limits_section(limits_doc, "en", "## Memory limits measured in the bundle");
+	assert_non_null(strstr(m, "in the 300 s before its CUDA OOM death"));
+	assert_non_null(strstr(m, "| batch (running requests) | **47** — vllm\\|0\\*, 2026-01-02T03:04:05.006Z, "
+				  "`b.tgz!v.log:12` | not computed: no crash dump with the scheduler's state of the step "
+				  "that died |"));
+	assert_non_null(strstr(m, "| tokens in flight (KV cache use × capacity) | not computed: no KV cache size line"));
+	assert_non_null(strstr(m, "- **KV cache capacity:** not computed: no KV cache size line"));
+	assert_null(strstr(m, "The step that failed"));
+	assert_non_null(strstr(m, "| `--max-num-seqs` | 256 | **40** sequences | largest batch that completed: 47; "
+				  "rounded down to a multiple of 8: 40 | `b.tgz!v.log:12` |"));
+	assert_non_null(strstr(m, "**Not computed, and why:**\n\n- `--max-model-len`: no KV cache size line (vLLM's "
+				  "\"GPU KV cache size\" or \"\\# GPU blocks\").\n- `--max-num-batched-tokens`: no failed step"));
+	assert_null(strstr(m, "r3")); /* the catalogue's words, not the English reason */
+	free(m);
+	m = limits_section(limits_doc, "tr", "## Paketin ölçtüğü bellek sınırları");
+	assert_non_null(strstr(m, "hesaplanamadı: ölünen adımın zamanlayıcı durumunu veren bir çökme dökümü yok"));
+	assert_non_null(strstr(m, "**Hesaplanamayanlar ve nedenleri:**\n\n- `--max-model-len`: KV cache boyutu satırı yok"));
+	assert_non_null(strstr(m, "tamamlanan en büyük batch: 47; 8'in katına aşağı yuvarlandı: 40"));
+	assert_null(strstr(m, "uçuştaki resim")); /* no vision rows without a request log */
+	free(m);
+	/* no CUDA OOM death: one sentence, nothing proposed */
+	m = limits_section("{\"patterns\": [{\"id\": \"gpu-oom-cascade\", \"verdict\": \"not_detected\","
+			   " \"limits\": null}]}", "en", "## Memory limits measured in the bundle");
+	assert_non_null(strstr(m, "No worker died of a CUDA OOM, so the bundle measured no memory limit"));
+	assert_null(strstr(m, "Settings to propose"));
+	free(m);
+}
+
+/* Vision limits: images that completed, none in flight at the death (so
+ * nothing proposed), the current settings, a request id that needs
+ * escaping. */
+static const char vision_doc[] =
+	"{\"patterns\": [{\"id\": \"gpu-oom-cascade\", \"verdict\": \"confirmed\","
+	"  \"limits\": {\"window_s\": 600.0, \"batch\": {}, \"tokens_in_flight\": {}, \"kv_cache\": {},"
+	"   \"proposals\": [],"
+	"   \"vision\": {\"requests_logged\": 37,"
+	"    \"images_in_flight\": {\"largest_completed\": {\"value\": 58, \"requests\": 9, \"pod\": \"vlm-1\","
+	"      \"time\": \"2026-01-02T03:04:05.006Z\", \"evidence\": [{\"file\": \"b!v|1.log\", \"line\": 7}]},"
+	"     \"smallest_failed\": null},"
+	"    \"pixels_in_flight\": {\"largest_completed\": {\"value\": 412000000, \"requests\": 9, \"pod\": \"vlm-1\","
+	"      \"time\": \"2026-01-02T03:04:05.006Z\", \"evidence\": []}, \"smallest_failed\": null},"
+	"    \"current\": {\"limit_mm_per_prompt\": 16, \"max_pixels\": null, \"evidence\": []}},"
+	"   \"not_computed\": ["
+	"    {\"what\": \"--limit-mm-per-prompt\", \"needs\": [\"mm-failed\"], \"reason\": \"x\"},"
+	"    {\"what\": \"max_pixels\", \"needs\": [\"mm-failed\"], \"reason\": \"x\"},"
+	"    {\"what\": \"vision.images_in_flight.smallest_failed\", \"needs\": [\"mm-failed\"], \"reason\": \"x\"},"
+	"    {\"what\": \"vision.pixels_in_flight.smallest_failed\", \"needs\": [\"mm-failed\"], \"reason\": \"x\"}]}}]}";
+
+static void test_limits_section_renders_vision(void **state)
+{
+	(void)state;
+	char *m = limits_section(vision_doc, "en", "## Memory limits measured in the bundle");
+	assert_non_null(strstr(m, " For vision requests the batch is images: "));
+	assert_non_null(strstr(m, "| images in flight (vision requests) | **58** in 9 requests — vlm-1, "
+				  "2026-01-02T03:04:05.006Z, `b!v\\|1.log:7` | not computed: no vision request was in "
+				  "flight when a worker died |\n"));
+	assert_non_null(strstr(m, "| pixels in flight (their width × height) | **412000000** in 9 requests — vlm-1, "
+				  "2026-01-02T03:04:05.006Z, – | not computed: no vision request"));
+	assert_non_null(strstr(m, "- **Vision requests:** 37 logged by the workers that died (admitted with their "
+				  "images' sizes, then finished); set now: `--limit-mm-per-prompt image=16`, no max_pixels "
+				  "found.\n"));
+	assert_non_null(strstr(m, "The bundle gave nothing to compute a setting from."));
+	assert_non_null(strstr(m, "- `--limit-mm-per-prompt`: no vision request was in flight when a worker died.\n"
+				  "- `max_pixels` (`--mm-processor-kwargs`): no vision request was in flight"));
+	free(m);
+	m = limits_section(vision_doc, "tr", "## Paketin ölçtüğü bellek sınırları");
+	assert_non_null(strstr(m, "| uçuştaki resim (görsel istekler) | **58** (9 istekte) — vlm-1, "));
+	assert_non_null(strstr(m, "hesaplanamadı: bir worker öldüğünde uçuşta görsel istek yoktu |"));
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +568,9 @@ int main(void)
 		cmocka_unit_test(test_mask_is_bounded_and_squeezes_blanks),
 		cmocka_unit_test(test_tpl_scan_keeps_what_the_sql_selects),
 		cmocka_unit_test(test_tpl_scan_halves_merge_as_one_read),
+		cmocka_unit_test(test_limit_arith_tr_redoes_each_setting),
+		cmocka_unit_test(test_limits_section_says_what_could_not_be_computed),
+		cmocka_unit_test(test_limits_section_renders_vision),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

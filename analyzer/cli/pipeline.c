@@ -308,6 +308,7 @@ static int walk_member(struct iq_member *m, void *u)
 			free(c);
 			break;
 		}
+		uint64_t h = hash_feed(j->hash, c->data, c->n); /* only this thread writes it */
 		lock(p);
 		while (!p->abort && j->in_bytes >= IN_MAX)
 			wait_change(p);
@@ -318,7 +319,7 @@ static int walk_member(struct iq_member *m, void *u)
 			break;
 		}
 		j->bytes += (int64_t)c->n;
-		j->hash = hash_feed(j->hash, c->data, c->n);
+		j->hash = h;
 		if (j->in_tail)
 			j->in_tail->next = c;
 		else

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../parse/engine_stats.h"
 
 /* Keys worth pulling out of an engine's argument dump. */
 static const char *const engine_keys[] = {
@@ -131,6 +132,40 @@ static void condition(json_t *conds, const char *id, int present, const char *de
 	json_object_set_new(c, "evidence", ev ? ev : json_array());
 	json_array_append_new(conds, c);
 }
+enum hpa_class { HPA_OTHER, HPA_CPU, HPA_GPU_OR_QUEUE };
+
+/* What an HPA metric (parse/k8s_manifest.c: "Type/name/TargetType/value",
+ * or autoscaling/v1's "Resource/cpu/Utilization/80") scales on: CPU is
+ * the cpu resource itself (not vLLM's cpu_cache_usage_perc); any serving
+ * engine statistic (vllm:kv_cache_usage_perc, sglang:num_queue_reqs,
+ * tgi_queue_size, ... in every spelling the engine-stats table knows), a
+ * GPU or DCGM metric or a queue/request count is a GPU or queue metric. */
+static enum hpa_class hpa_metric_class(const char *v)
+{
+	if (!v)
+		return HPA_OTHER;
+	const char *name = strchr(v, '/');
+	name = name ? name + 1 : v;
+	size_t n = strcspn(name, "/");
+	int resource = strncmp(v, "Resource/", 9) == 0 || strncmp(v, "ContainerResource/", 18) == 0;
+	if (resource && n == 3 && strncmp(name, "cpu", 3) == 0)
+		return HPA_CPU;
+	enum iq_es stat;
+	double scale;
+	const char *engine;
+	if (iq_es_of_metric(name, n, &stat, &scale, &engine))
+		return HPA_GPU_OR_QUEUE;
+	static const char *const words[] = {"gpu", "GPU", "DCGM", "queue", "waiting", "request",
+					    "kv_cache"};
+	for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+		size_t w = strlen(words[i]);
+		for (size_t k = 0; k + w <= n; k++)
+			if (memcmp(name + k, words[i], w) == 0)
+				return HPA_GPU_OR_QUEUE;
+	}
+	return HPA_OTHER;
+}
+
 
 int det_conditions(struct det *x)
 {
@@ -196,12 +231,16 @@ int det_conditions(struct det *x)
 		if (strcmp(json_string_value(json_object_get(o, "key")), "hpa_metric") != 0)
 			continue;
 		any = 1;
-		const char *v = json_string_value(json_object_get(o, "value"));
-		if (strstr(v, "cpu"))
+		switch (hpa_metric_class(json_string_value(json_object_get(o, "value")))) {
+		case HPA_CPU:
 			cpu = 1;
-		if (strstr(v, "gpu") || strstr(v, "GPU") || strstr(v, "DCGM") || strstr(v, "queue") ||
-		    strstr(v, "waiting") || strstr(v, "request"))
+			break;
+		case HPA_GPU_OR_QUEUE:
 			gpuq = 1;
+			break;
+		default:
+			break;
+		}
 		if (!json_is_null(json_object_get(o, "evidence")))
 			json_array_append(hev, json_object_get(o, "evidence"));
 	}

@@ -14,5 +14,6 @@ python3 tests/e2e/scenarios.py "$bin" || status=1
 sh tests/e2e/jobs.sh "$bin" || status=1
 python3 tests/e2e/scope.py "$bin" || status=1
 sh tests/e2e/copies.sh "$bin" || status=1
+sh tests/e2e/conditions.sh "$bin" || status=1
 sh tests/e2e/hostile.sh "$bin" || status=1
 exit $status

@@ -223,9 +223,15 @@ CREATE TABLE IF NOT EXISTS findings (
 ) STRICT;
 
 -- Each node's clock against the reference (the load balancer): offset is
--- node minus reference, in ns, estimated from a worker's death in its own
--- log and the LB's first 502 from that worker; applied is how much of it
--- was subtracted from the node's times (records, gpu_samples,
+-- node minus reference, in ns; samples how many pairs of events both sides
+-- recorded gave it; basis says in words which pairs (detect/skew.c), the
+-- first that applies of: the serving pods' own access-log lines matched by
+-- time to the LB's responses; requests matched by request id (the LB's
+-- start against the engine's 'Received request' line); the median of the
+-- worker deaths in their own logs against the LB's first failed response
+-- from the same pod; the median of container starts Kubernetes reported
+-- (startedAt) against each container's first log line. applied is how
+-- much of it was subtracted from the node's times (records, gpu_samples,
 -- kernel_events; ts_how becomes 'skew_corrected'), so that a second run
 -- corrects only what is left.
 CREATE TABLE IF NOT EXISTS clock_skew (

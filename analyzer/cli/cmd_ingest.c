@@ -53,6 +53,18 @@ int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int
 		rc = iq_store_meta(s, "default_zone", iq_time_default_zone());
 	if (!rc)
 		rc = note_bundles(s, bundles, n);
+	/* the scope, for the incident window of the report */
+	char v[32];
+	if (!rc && o->scope.since != IQ_TIME_NONE) {
+		snprintf(v, sizeof v, "%lld", (long long)o->scope.since);
+		rc = iq_store_meta(s, "scope_since", v);
+	}
+	if (!rc && o->scope.until != IQ_TIME_NONE) {
+		snprintf(v, sizeof v, "%lld", (long long)o->scope.until);
+		rc = iq_store_meta(s, "scope_until", v);
+	}
+	if (!rc && !o->scoped)
+		rc = iq_store_exec(s, "DELETE FROM meta WHERE key IN ('scope_since', 'scope_until')", NULL);
 	for (int i = 0; i < n && !rc; i++) {
 		struct iq_diag d = {{0}};
 		long known = st.files_known, already = st.files_already;

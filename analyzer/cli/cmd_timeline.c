@@ -1,17 +1,20 @@
 /* cmd_timeline.c: `inquest timeline --db FILE [--since T] [--until T]
  * [--namespace NS] [--node N] [--pod P] [--tag SIGNAL] [--all]
- * [--format text|md|json|csv] [--limit N]`: the merged timeline from the
- * database, in time order. By default only records that matched a signal;
- * --all lists every record in the window. */
+ * [--window incident] [--format text|md|json|csv] [--limit N]`: the merged
+ * timeline from the database, in time order. By default only records that
+ * matched a signal; --all lists every record in the window. --window
+ * incident bounds it by the incident window of the findings (what
+ * --since/--until do not set themselves). */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../report/report.h"
 #include "../store/store.h"
 #include "cli.h"
 
 struct filt {
-	const char *since, *until, *ns, *node, *pod, *tag, *format;
+	const char *since, *until, *ns, *node, *pod, *tag, *format, *window;
 	int all;
 	long limit;
 };
@@ -74,6 +77,8 @@ static int parse_args(int argc, char **argv, const char **db, struct filt *f)
 			f->tag = v;
 		else if (!strcmp(a, "--format"))
 			f->format = v;
+		else if (!strcmp(a, "--window"))
+			f->window = v;
 		else if (!strcmp(a, "--limit"))
 			f->limit = strtol(v, NULL, 10);
 		else
@@ -83,13 +88,52 @@ static int parse_args(int argc, char **argv, const char **db, struct filt *f)
 	return *db ? 0 : -1;
 }
 
+/* Narrows [*since, *until] (IQ_TIME_NONE: not given) to the incident
+ * window of the findings stored in s; 0, or -1 after an error message. */
+static int window_bounds(struct iq_store *s, int64_t *since, int64_t *until)
+{
+	sqlite3_stmt *q;
+	json_t *pats = json_array();
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT json FROM findings ORDER BY pack", -1, &q,
+			       NULL) == SQLITE_OK) {
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			json_t *p = json_loads((const char *)sqlite3_column_text(q, 0), 0, NULL);
+			if (p)
+				json_array_append_new(pats, p);
+		}
+		sqlite3_finalize(q);
+	}
+	if (!json_array_size(pats)) {
+		json_decref(pats);
+		iq_errorf("timeline: --window incident needs findings: run 'inquest detect' on the "
+			  "database first");
+		return -1;
+	}
+	json_t *w = iq_incident_window(s, pats);
+	int64_t a = IQ_TIME_NONE, b = IQ_TIME_NONE;
+	const char *ws = json_string_value(json_object_get(w, "start"));
+	const char *we = json_string_value(json_object_get(w, "end"));
+	int ok = ws && we && !iq_time_parse_arg(ws, &a) && !iq_time_parse_arg(we, &b);
+	if (!ok)
+		iq_errorf("timeline: no incident window: %s", json_string_value(json_object_get(w, "basis")));
+	json_decref(w);
+	json_decref(pats);
+	if (!ok)
+		return -1;
+	if (*since == IQ_TIME_NONE)
+		*since = a;
+	if (*until == IQ_TIME_NONE)
+		*until = b;
+	return 0;
+}
+
 int iq_cmd_timeline(int argc, char **argv)
 {
 	const char *db = NULL;
 	struct filt f = {.format = "text", .limit = 10000};
 	if (parse_args(argc, argv, &db, &f) != 0 ||
 	    (strcmp(f.format, "text") && strcmp(f.format, "md") && strcmp(f.format, "json") &&
-	     strcmp(f.format, "csv"))) {
+	     strcmp(f.format, "csv")) || (f.window && strcmp(f.window, "incident"))) {
 		iq_usage_of("timeline");
 		return IQ_EXIT_USAGE;
 	}
@@ -102,6 +146,10 @@ int iq_cmd_timeline(int argc, char **argv)
 	struct iq_diag d = {{0}};
 	if (iq_store_open(db, 1, &s, &d)) {
 		iq_errorf("%s", d.msg);
+		return IQ_EXIT_INPUT;
+	}
+	if (f.window && window_bounds(s, &since, &until)) {
+		iq_store_close(s);
 		return IQ_EXIT_INPUT;
 	}
 	sqlite3_stmt *q;

@@ -43,9 +43,10 @@ static const struct iq_command commands[] = {
 	 "Run the rule packs' detectors over a database filled by ingest and store\n"
 	 "the findings (render them with inquest report)."},
 	{"timeline", iq_cmd_timeline,
-	 "timeline --db FILE [--since T] [--until T] [--namespace NS] [--node N] [--pod P] [--tag SIGNAL] [--all] [--format text|md|json|csv] [--limit N]",
+	 "timeline --db FILE [--since T] [--until T] [--namespace NS] [--node N] [--pod P] [--tag SIGNAL] [--all] [--window incident] [--format text|md|json|csv] [--limit N]",
 	 "The merged timeline in time order: records that matched a signal (every\n"
-	 "record with --all), filtered by time window, namespace, node, pod or signal."},
+	 "record with --all), filtered by time window, namespace, node, pod or signal;\n"
+	 "--window incident keeps the incident window of the findings."},
 	{"query", iq_cmd_query, "query --db FILE [--format table|csv|json] SQL",
 	 "Run read-only SQL against a database and print the rows."},
 	{"sniff", iq_cmd_sniff, "sniff FILE...",

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "report_int.h"
 
 static json_t *col_text(sqlite3_stmt *q, int col)
 {
@@ -169,6 +170,119 @@ static json_t *skew_json(struct iq_store *s)
 	return a;
 }
 
+/* The incident window's margins: the lead-up the questions search (the
+ * ten minutes before the first CUDA OOM) and a tail for the recovery. */
+#define WINDOW_LEAD_S 600
+#define WINDOW_TAIL_S 300
+
+static int64_t meta_int(struct iq_store *s, const char *key)
+{
+	sqlite3_stmt *q;
+	int64_t v = IQ_TIME_NONE;
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1",
+			       -1, &q, NULL) != SQLITE_OK)
+		return v;
+	sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return v;
+}
+
+/* The earliest (or latest) time t of a present signal or boundary seen so
+ * far: which one it is goes to *who. */
+struct edge {
+	int64_t t;
+	const char *pattern, *id;
+};
+
+static void edge_take(struct edge *e, int64_t t, const char *pattern, const char *id, int latest)
+{
+	if (t == IQ_TIME_NONE)
+		return;
+	if (e->t == IQ_TIME_NONE || (latest ? t > e->t : t < e->t))
+		*e = (struct edge){t, pattern, id};
+}
+
+static json_t *edge_json(const struct edge *e)
+{
+	if (e->t == IQ_TIME_NONE)
+		return json_null();
+	char b[IQ_TIME_BUF];
+	return json_pack("{s:s, s:s, s:s}", "pattern", e->pattern, "signal", e->id, "time",
+			 iq_time_fmt_ms(e->t, b));
+}
+
+json_t *iq_incident_window(struct iq_store *s, json_t *patterns)
+{
+	struct edge first = {IQ_TIME_NONE, NULL, NULL}, last = {IQ_TIME_NONE, NULL, NULL};
+	size_t i, k;
+	json_t *p, *sg;
+	/* the patterns that were found first; all of them when none was */
+	for (int pass = 0; pass < 2 && first.t == IQ_TIME_NONE; pass++) {
+	json_array_foreach(patterns, i, p) {
+		const char *pid = json_string_value(json_object_get(p, "id"));
+		const char *verdict = json_string_value(json_object_get(p, "verdict"));
+		if (pass == 0 && (!verdict || strcmp(verdict, "not_detected") == 0 ||
+				  strcmp(verdict, "inconclusive") == 0))
+			continue;
+		json_array_foreach(json_object_get(p, "signals"), k, sg) {
+			if (!json_is_true(json_object_get(sg, "present")))
+				continue;
+			const char *id = json_string_value(json_object_get(sg, "id"));
+			edge_take(&first, iq_json_time(sg, "first"), pid, id, 0);
+			edge_take(&last, iq_json_time(sg, "last"), pid, id, 1);
+		}
+		json_t *ph = json_object_get(p, "phases");
+		edge_take(&last, iq_json_time(json_object_get(ph, "outage_ends"), "time"), pid,
+			  "outage-ends", 1);
+	}
+	}
+	int64_t since = meta_int(s, "scope_since"), until = meta_int(s, "scope_until");
+	int given = since != IQ_TIME_NONE || until != IQ_TIME_NONE;
+	int64_t lo = IQ_TIME_NONE, hi = IQ_TIME_NONE;
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT min(first_ts), max(last_ts) FROM files", -1, &q,
+			       NULL) == SQLITE_OK) {
+		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+			lo = sqlite3_column_int64(q, 0);
+			hi = sqlite3_column_int64(q, 1);
+		}
+		sqlite3_finalize(q);
+	}
+	int64_t start = IQ_TIME_NONE, end = IQ_TIME_NONE;
+	const char *basis;
+	if (given) {
+		start = since != IQ_TIME_NONE ? since : lo;
+		end = until != IQ_TIME_NONE ? until : hi;
+		basis = "given: the --since/--until of the run";
+	} else if (first.t != IQ_TIME_NONE) {
+		start = first.t - (int64_t)WINDOW_LEAD_S * 1000000000;
+		end = last.t + (int64_t)WINDOW_TAIL_S * 1000000000;
+		basis = "inferred: from 10 min before the first signal to 5 min after the last";
+	} else {
+		basis = "none: no signal of any pattern";
+	}
+	/* no wider than the records the bundle holds */
+	if (start != IQ_TIME_NONE && lo != IQ_TIME_NONE && start < lo)
+		start = lo;
+	if (end != IQ_TIME_NONE && hi != IQ_TIME_NONE && end > hi)
+		end = hi;
+	char b1[IQ_TIME_BUF], b2[IQ_TIME_BUF];
+	json_t *w = json_object();
+	json_object_set_new(w, "start", start == IQ_TIME_NONE ? json_null()
+							      : json_string(iq_time_fmt_ms(start, b1)));
+	json_object_set_new(w, "end", end == IQ_TIME_NONE ? json_null()
+							  : json_string(iq_time_fmt_ms(end, b2)));
+	json_object_set_new(w, "given", json_boolean(given));
+	json_object_set_new(w, "basis", json_string(basis));
+	json_object_set_new(w, "first_signal", edge_json(&first));
+	json_object_set_new(w, "last_signal", edge_json(&last));
+	json_object_set_new(w, "lead_s", json_integer(given ? 0 : WINDOW_LEAD_S));
+	json_object_set_new(w, "tail_s", json_integer(given ? 0 : WINDOW_TAIL_S));
+	return w;
+}
+
 json_t *iq_report_build(struct iq_store *s, struct iq_diag *d)
 {
 	json_t *doc = json_object();
@@ -187,6 +301,7 @@ json_t *iq_report_build(struct iq_store *s, struct iq_diag *d)
 	}
 	json_object_set_new(doc, "bundle", b);
 	json_object_set_new(doc, "clock_skew", skew_json(s));
+	json_object_set_new(doc, "incident_window", iq_incident_window(s, p));
 	json_object_set_new(doc, "patterns", p);
 	json_object_set_new(doc, "timeline", t);
 	return doc;

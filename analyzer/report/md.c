@@ -283,6 +283,32 @@ static const char *verdict_name(struct pm *p, const char *v)
 	return strcmp(t, key) == 0 ? v : t;
 }
 
+/* The incident window: its span and how it was found. */
+static void window_line(struct pm *p)
+{
+	json_t *w = json_object_get(p->doc, "incident_window");
+	if (!w)
+		return;
+	const char *start = str(w, "start"), *end = str(w, "end");
+	fprintf(p->out, "- **%s:** ", M("meta.window"));
+	if (*start && *end)
+		fprintf(p->out, "%s – %s (", start, end);
+	if (json_is_true(json_object_get(w, "given"))) {
+		fputs(M("window.given"), p->out);
+	} else if (*start) {
+		json_t *f = json_object_get(w, "first_signal"), *l = json_object_get(w, "last_signal");
+		char fs[96], ls[96];
+		snprintf(fs, sizeof fs, "`%s`", str(f, "signal"));
+		snprintf(ls, sizeof ls, "`%s`", str(l, "signal"));
+		fprintf(p->out, M("window.inferred"), fs, str(f, "time"),
+			(int)(json_integer_value(json_object_get(w, "lead_s")) / 60), ls, str(l, "time"),
+			(int)(json_integer_value(json_object_get(w, "tail_s")) / 60));
+	} else {
+		fputs(M("window.none"), p->out);
+	}
+	fputs(*start && *end ? ")\n" : "\n", p->out);
+}
+
 static void header(struct pm *p)
 {
 	json_t *pat = p->pat;
@@ -306,6 +332,7 @@ static void header(struct pm *p)
 		put(p, json_string_value(e), 200);
 	}
 	fprintf(p->out, "\n- **%s:** %s\n", M("meta.times"), M("meta.utc"));
+	window_line(p);
 	if (pat) {
 		fprintf(p->out, "- **%s:** `%s` (%s, %s %.2f)\n", M("meta.verdict"), str(pat, "verdict"),
 			verdict_name(p, str(pat, "verdict")), M("confidence"),

@@ -19,6 +19,12 @@ struct iq_ruleset;
  * clock_skew, patterns from the findings table, timeline). Caller frees
  * with json_decref. NULL with d->msg on a database error. */
 json_t *iq_report_build(struct iq_store *s, struct iq_diag *d);
+/* The incident window {start, end, given, basis, first_signal,
+ * last_signal, lead_s, tail_s}: the --since/--until of the run when it had
+ * them (given), else from WINDOW_LEAD_S before the first present signal of
+ * any of the patterns (as findings.json objects) to WINDOW_TAIL_S after the
+ * last (or the end of the outage); clipped to the records' time span. */
+json_t *iq_incident_window(struct iq_store *s, json_t *patterns);
 
 /* Writes findings.json. */
 int iq_render_json(json_t *doc, FILE *out);

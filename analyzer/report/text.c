@@ -83,6 +83,12 @@ int iq_render_text(json_t *doc, const char *lang, FILE *out)
 			str(json_object_get(ph, "outage_begins"), "time"),
 			str(json_object_get(ph, "outage_ends"), "time"), iq_fmt_dur(en - b, lang, d));
 	}
+	json_t *w = json_object_get(doc, "incident_window");
+	if (*str(w, "start") && *str(w, "end"))
+		fprintf(out, "  %-10s %s – %s (%s)\n", iq_msg(lang, "text.window"), str(w, "start"),
+			str(w, "end"),
+			iq_msg(lang, json_is_true(json_object_get(w, "given")) ? "text.window.given"
+									   : "text.window.inferred"));
 	/* the limits the bundle measured and the settings they give */
 	json_t *lim = json_object_get(pat, "limits");
 	if (json_is_object(lim)) {

@@ -176,6 +176,11 @@ static void explain_signal(const struct iq_signal *s, const char *lang)
 				first = 0;
 			}
 			printf("\n");
+			json_object_foreach(params, k, v) {
+				const char *kind, *edges;
+				if (iq_detector_window(det, k, &kind, &edges))
+					printf("    window %s: %s, %s\n", k, kind, edges);
+			}
 		}
 	} else {
 		explain_kinds(iq_signal_kinds(s));

@@ -21,7 +21,7 @@ static const char *const detector_sig_keys[] = {"id", "title", "description", "s
 	"detector", "instead", NULL};
 static const char *const ref_keys[] = {"id", "ref", "title", "description", "severity", "kinds",
 	"exceptions", "tests", "instead", NULL};
-static const char *const detector_keys[] = {"name", "params", NULL};
+static const char *const detector_keys[] = {"name", "params", "windows", NULL};
 static const char *const tests_keys[] = {"match", "no_match", NULL};
 static const char *const case_keys[] = {"text", "source", "captures", "kind", "note", NULL};
 static const char *const exception_keys[] = {"pattern", "why", "source", NULL};
@@ -181,6 +181,30 @@ static void check_detector(struct iq_lint *lc, const struct iq_signal *s, const 
 			iq_lint_report(lc, 0, sub, 0, NULL,
 				       "parameter '%s' of detector '%s' must be a number or an array of numbers",
 				       k, s->detector);
+		const char *kind, *edges;
+		const char *said = json_string_value(json_object_get(json_object_get(det, "windows"), k));
+		if (iq_detector_window(s->detector, k, &kind, &edges) && !said)
+			iq_lint_report(lc, 0, sub, 1, NULL,
+				       "'%s' of detector '%s' is a %s window: say so, \"windows\": {\"%s\": \"%s\"}",
+				       k, s->detector, kind, k, kind);
+	}
+	/* the kind each window is, stated by the pack, must be the detector's */
+	json_t *wj = json_object_get(det, "windows");
+	if (wj && !json_is_object(wj)) {
+		snprintf(sub, sizeof sub, "%s.detector.windows", path);
+		iq_lint_report(lc, 0, sub, 0, NULL, "detector windows must be an object");
+		return;
+	}
+	json_object_foreach(wj, k, v) {
+		const char *kind, *edges;
+		snprintf(sub, sizeof sub, "%s.detector.windows.%s", path, k);
+		if (!iq_detector_window(s->detector, k, &kind, &edges))
+			iq_lint_report(lc, 0, sub, 1, NULL, "'%s' is not a window of detector '%s'", k,
+				       s->detector);
+		else if (!json_is_string(v) || strcmp(json_string_value(v), kind) != 0)
+			iq_lint_report(lc, 0, sub, 0, NULL,
+				       "'%s' of detector '%s' is a %s window (%s), not %s", k, s->detector,
+				       kind, edges, json_is_string(v) ? json_string_value(v) : "a string");
 	}
 }
 

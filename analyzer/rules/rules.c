@@ -1111,35 +1111,62 @@ const char *iq_item_text(const json_t *item, const char *key, const char *lang)
 
 /* ---- detectors and verdicts ---- */
 
+/* A parameter that is a window, its kind and where its edges lie. The
+ * kinds: tumbling (fixed buckets), sliding (a span measured from each
+ * event), session (events joined while the gap between them stays within
+ * the parameter) and sequence (events in time order). Every time compared
+ * is a UTC time corrected for the node's clock skew, and the order the
+ * rows were stored in does not matter. */
+struct window_decl {
+	const char *param, *kind, *edges;
+};
+
 static const struct detector {
 	const char *name;
 	const char *params[8];
 	const char *desc;
+	struct window_decl windows[4];
 } detectors[] = {
 	{"surge", {"statuses", "window_s", "baseline_s", "factor", "min_count", "min_ratio", "max_gap_s", NULL},
 	 "counts load-balancer responses with the given statuses (default 500-599) per window_s "
 	 "seconds; the surge starts at the first window holding at least min_count of them, "
 	 "factor times the mean of the baseline_s before it and min_ratio of its requests, and "
-	 "lasts while windows stay at min_count and min_ratio, quiet gaps of up to max_gap_s allowed"},
+	 "lasts while windows stay at min_count and min_ratio, quiet gaps of up to max_gap_s allowed",
+	 {{"window_s", "tumbling", "buckets [k x window_s, (k+1) x window_s) of UTC time: a response "
+				  "exactly on a boundary counts in the later bucket"},
+	  {"baseline_s", "sliding", "the buckets that start at most baseline_s before the bucket "
+				    "tested (bound included), the bucket itself left out"},
+	  {"max_gap_s", "session", "the surge goes on across quiet buckets spanning up to max_gap_s "
+				   "(bound included); a longer quiet spell ends it"}}},
 	{"sawtooth", {"peak_ratio", "drop_ratio", "drop_window_s", NULL},
 	 "follows each GPU's used/total memory; a cycle is a climb to at least peak_ratio "
 	 "followed within drop_window_s seconds by a fall of at least drop_ratio (the worker "
-	 "died and its memory was freed); each drop is tied to the CUDA OOM death it follows"},
+	 "died and its memory was freed); each drop is tied to the CUDA OOM death it follows",
+	 {{"drop_window_s", "sliding", "a fall at most drop_window_s after the peak sample (bound "
+				       "included) ends a cycle; a later one does not"}}},
 	{"crashloop", {"min_restarts", NULL},
 	 "reports a pod the kubelet backed off (BackOff events), or whose containers restarted "
-	 "at least min_restarts times (pod status, container log files N.log)"},
+	 "at least min_restarts times (pod status, container log files N.log)",
+	 {{NULL, NULL, NULL}}},
 	{"cascade", {"min_pods", "max_gap_s", "shift_window_s", NULL},
 	 "orders the serving pods by their first CUDA OOM and reports a cascade when at least "
 	 "min_pods pods died of it, each within max_gap_s of the previous one, and (where the "
 	 "load balancer's upstreams can be tied to pods) a survivor's share of requests rose "
-	 "in the shift_window_s after a death"},
+	 "in the shift_window_s after a death",
+	 {{"max_gap_s", "session", "deaths in time order (a sequence: the failure order); one at most "
+				   "max_gap_s after the previous (bound included) continues the cascade, "
+				   "a later one ends it"},
+	  {"shift_window_s", "sliding", "each survivor's share of requests in the shift_window_s before "
+					"a death against the shift_window_s after it"}}},
 	{"host-oom", {NULL},
 	 "attributes kernel OOM-killer kills and OOMKilled container states to node, pod, "
-	 "container and process; it rules the pattern out only when serving workers were killed"},
+	 "container and process; it rules the pattern out only when serving workers were killed",
+	 {{NULL, NULL, NULL}}},
 	{"ingress-flood", {"min_client_share", "min_rate_per_s", "max_gpu_ratio", NULL},
 	 "in the 5xx surge (or the busiest minute of 429s), reports a flood when the top three "
 	 "clients carry at least min_client_share of the requests at min_rate_per_s or more, "
-	 "with no CUDA OOM and GPU memory below max_gpu_ratio"},
+	 "with no CUDA OOM and GPU memory below max_gpu_ratio",
+	 {{NULL, NULL, NULL}}},
 };
 
 size_t iq_detector_count(void) { return IQ_ARRAY_LEN(detectors); }
@@ -1163,6 +1190,18 @@ const char *iq_detector_desc(const char *name)
 {
 	const struct detector *d = detector_of(name);
 	return d ? d->desc : NULL;
+}
+
+int iq_detector_window(const char *name, const char *param, const char **kind, const char **edges)
+{
+	const struct detector *d = detector_of(name);
+	for (size_t i = 0; d && i < IQ_ARRAY_LEN(d->windows) && d->windows[i].param; i++)
+		if (strcmp(d->windows[i].param, param) == 0) {
+			*kind = d->windows[i].kind;
+			*edges = d->windows[i].edges;
+			return 1;
+		}
+	return 0;
 }
 
 int iq_rules_verdict_known(const char *name)

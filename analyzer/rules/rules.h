@@ -173,6 +173,9 @@ size_t iq_detector_count(void);
 const char *iq_detector_name(size_t i);
 const char *const *iq_detector_params(const char *name);
 const char *iq_detector_desc(const char *name);
+/* Whether param of detector name is a window; then its kind (tumbling,
+ * sliding, session) and where its edges lie, in words. */
+int iq_detector_window(const char *name, const char *param, const char **kind, const char **edges);
 
 /* Installs the authorizer that lets a question's SQL read and nothing else
  * (run it on the connection before preparing a pack's SQL). 0 or IQ_ERR_DB. */

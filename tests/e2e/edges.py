@@ -74,6 +74,34 @@ try:
     gap3 = burst(12) + burst(13) + burst(17)
     check("quiet spell one bucket longer", bundle(tmp, "gap3", gap3)[:2],
           ("2026-11-30T14:12:00.000Z", "2026-11-30T14:14:00.000Z"))
+
+    # session max_gap_s = 1800 over the failure sequence: pod b dies exactly
+    # 1800 s after pod a (same cascade), pod c 1801 s after b (not in it)
+    def oom_bundle(name, deaths):
+        for pod, sec in deaths:
+            d = os.path.join(tmp, name, "var/log/pods/inference_%s_0000-%s/vllm" % (pod, pod))
+            os.makedirs(d)
+            h, r = divmod(sec, 3600)
+            m, s2 = divmod(r, 60)
+            t = "2026-11-30T%02d:%02d:%02d.000000000Z" % (12 + h, m, s2)
+            with open(os.path.join(d, "0.log"), "w") as f:
+                f.write("%s stdout F INFO starting\n" % t)
+                f.write("%s stderr F torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                        "2.00 GiB. GPU 0 has a total capacity of 79.14 GiB of which 1.19 GiB is free.\n" % t)
+        out = os.path.join(tmp, "o-" + name)
+        subprocess.run([BIN, "analyze", os.path.join(tmp, name), "-o", out, "--quiet"], check=True)
+        with open(os.path.join(out, "findings.json")) as f:
+            pat = [p for p in json.load(f)["patterns"] if p["id"] == "gpu-oom-cascade"][0]
+        c = pat["cascade"] or {}
+        return [o["pod"] for o in c.get("failure_order") or []]
+
+    check("deaths exactly max_gap_s apart, then one second more",
+          oom_bundle("deaths", [("vllm-a", 0), ("vllm-b", 1800), ("vllm-c", 3601)]), ["vllm-a", "vllm-b"])
+    check("three deaths each exactly max_gap_s apart",
+          oom_bundle("deaths3", [("vllm-a", 0), ("vllm-b", 1800), ("vllm-c", 3600)]),
+          ["vllm-a", "vllm-b", "vllm-c"])
+    check("the same deaths listed in another order",
+          oom_bundle("deaths2", [("vllm-c", 3601), ("vllm-b", 1800), ("vllm-a", 0)]), ["vllm-a", "vllm-b"])
 finally:
     shutil.rmtree(tmp)
 print("edges: %d passed, %d failed" % (passed, failed))

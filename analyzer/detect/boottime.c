@@ -39,6 +39,7 @@ static const char *const basis_of[] = {
 	"a boot time file (/proc/stat btime, uptime -s, who -b)",
 	"kernel log lines carrying both the wall clock and the uptime",
 	"the kernel's 'Linux version' line printed at boot",
+	"/proc/uptime against the file's mtime (to the second)",
 	"uptime output (to the minute)",
 };
 
@@ -78,7 +79,8 @@ static int gather(struct iq_store *s, struct est **out, size_t *n, struct iq_dia
 		"  CASE WHEN k.boot_s IS NULL THEN 3"
 		"       WHEN f.format = 'journald-json' THEN 0"
 		"       WHEN f.format = 'boot-time' AND k.boot_s = 0 THEN 1"
-		"       WHEN f.format = 'boot-time' THEN 4 ELSE 2 END"
+		"       WHEN f.format = 'boot-time' AND k.facility = 'proc-uptime' THEN 4"
+		"       WHEN f.format = 'boot-time' THEN 5 ELSE 2 END"
 		" FROM kernel_events k JOIN records r ON r.id = k.record_id JOIN files f ON f.id = r.file_id"
 		" WHERE r.ts IS NOT NULL AND r.ts_how <> 'boot_anchored'"
 		"  AND (k.boot_s IS NOT NULL OR r.text LIKE 'Linux version %')";

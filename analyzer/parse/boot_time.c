@@ -1,5 +1,6 @@
 /* boot_time.c: files that say when a node booted: /proc/stat ("btime
- * <epoch>"), `uptime` ("14:03:27 up 12 days,  3:14,  2 users,  load
+ * <epoch>"), /proc/uptime ("350735.47 234388.90": seconds since boot when
+ * the file was written, its mtime), `uptime` ("14:03:27 up 12 days,  3:14,  2 users,  load
  * average: ..."), `uptime -s` and `who -b` ("system boot  2024-05-01
  * 08:12"), and boot_time files holding an epoch or a date. Each becomes a
  * kernel record whose time and seconds-since-boot (boot_s) together give
@@ -10,7 +11,9 @@
  * `uptime` line is a record at its time of day with boot_s its uptime (to
  * the minute it prints), the date taken from the file's mtime (the day
  * before when the time of day lies after the mtime's); without an mtime it
- * has no time. Dates without a zone are UTC. /proc/stat's other lines are
+ * has no time; a /proc/uptime line is a record at the file's mtime with
+ * boot_s its first number (no time without an mtime: ±1 s, the mtime's
+ * precision). Dates without a zone are UTC. /proc/stat's other lines are
  * skipped "proc stat counter", anything else "not a boot time". */
 #include <string.h>
 
@@ -54,6 +57,28 @@ static int btime(const char *s, size_t n, int64_t *ts)
 	if (v < 0 || skip_sp(s, n, i) != n || v > 9000000000LL)
 		return -1;
 	*ts = (int64_t)v * IQ_NS_PER_SEC;
+	return 0;
+}
+
+/* /proc/uptime: "350735.47 234388.90", seconds since boot and idle
+ * seconds, each with two decimals; *up the first, in seconds. */
+static int proc_uptime(const char *s, size_t n, double *up)
+{
+	size_t i = 0;
+	double v[2];
+	for (int k = 0; k < 2; k++) {
+		if (k && (i >= n || s[i] != ' '))
+			return -1;
+		i += (size_t)k;
+		long long w = number(s, n, &i);
+		if (w < 0 || i + 3 > n || s[i] != '.' || !is_digit(s[i + 1]) || !is_digit(s[i + 2]))
+			return -1;
+		v[k] = (double)w + ((s[i + 1] - '0') * 10 + (s[i + 2] - '0')) / 100.0;
+		i += 3;
+	}
+	if (i != n)
+		return -1;
+	*up = v[0];
 	return 0;
 }
 
@@ -197,13 +222,17 @@ static int sniff(const char *path, const char *head, size_t n, char *why, size_t
 		lines++;
 		int64_t t;
 		long tod, up;
+		double pup;
 		int z;
 		struct iq_str raw;
 		if (btime(s, len, &t) == 0)
 			bt = 1;
 		else if (proc_stat_counter(s, len))
 			counters++;
-		else if (first && uptime_line(s, len, &tod, &up) == 0) {
+		else if (first && named_for_boot(path) && proc_uptime(s, len, &pup) == 0) {
+			snprintf(why, whysz, "/proc/uptime (seconds since boot when the file was written)");
+			return 90;
+		} else if (first && uptime_line(s, len, &tod, &up) == 0) {
 			snprintf(why, whysz, "uptime output (time of day, time since boot)");
 			return 85;
 		} else if (first && starts(s, len, skip_sp(s, len, 0), "system boot") &&
@@ -244,12 +273,20 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	r.u.kernel.facility = IQ_STR_LIT("boot-time");
 	int64_t t;
 	long tod, up;
+	double pup;
 	int z;
 	if (btime(s, n, &t) == 0) {
 		r.ts = t;
 		r.ts_how = IQ_TS_EXPLICIT;
 		r.ts_raw = iq_str_make(s + 6, n - 6);
 		r.u.kernel.boot_s = 0;
+	} else if (proc_uptime(s, n, &pup) == 0) {
+		r.u.kernel.boot_s = pup;
+		r.u.kernel.facility = IQ_STR_LIT("proc-uptime");
+		if (ctx->mtime != IQ_TIME_NONE) {
+			r.ts = ctx->mtime;
+			r.ts_how = IQ_TS_EXPLICIT; /* an mtime is UTC */
+		}
 	} else if (uptime_line(s, n, &tod, &up) == 0) {
 		r.u.kernel.boot_s = (double)up;
 		r.ts_raw = iq_str_make(s + skip_sp(s, n, 0), 8);
@@ -283,7 +320,7 @@ static int end(void *st, const struct iq_parse_ctx *ctx)
 
 const struct iq_format iq_format_boot_time = {
 	.name = "boot-time",
-	.desc = "when a node booted: /proc/stat btime, uptime, uptime -s, who -b, boot_time files",
+	.desc = "when a node booted: /proc/stat btime, /proc/uptime, uptime, uptime -s, who -b, boot_time files",
 	.sniff = sniff,
 	.state_size = 0,
 	.begin = begin,

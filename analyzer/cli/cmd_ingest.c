@@ -65,6 +65,9 @@ int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int
 	}
 	if (!rc && !o->scoped)
 		rc = iq_store_exec(s, "DELETE FROM meta WHERE key IN ('scope_since', 'scope_until')", NULL);
+	/* --tz decides every zone-less time; detect/zones.c then leaves them */
+	if (!rc && o->tz_given)
+		rc = iq_store_meta(s, "tz_option", iq_time_default_zone());
 	for (int i = 0; i < n && !rc; i++) {
 		struct iq_diag d = {{0}};
 		long known = st.files_known, already = st.files_already;
@@ -139,6 +142,8 @@ int iq_ingest_option(const char *cmd, int argc, char **argv, int *i,
 		} else if (iq_time_set_default_zone(argv[++*i], &d)) {
 			iq_errorf("%s: --tz: %s", cmd, d.msg);
 			*bad = 1;
+		} else {
+			o->tz_given = 1;
 		}
 		return 1;
 	}

@@ -51,6 +51,7 @@ struct iq_ingest_opts {
 	struct iq_stage_times *timing; /* NULL unless --stats */
 	struct iq_scope scope;     /* since/until IQ_TIME_NONE when not given */
 	int scoped;                /* any part of scope given */
+	int tz_given;              /* --tz named the zone of zone-less times */
 };
 
 /* Reads every file of the bundle at path into s, tagging records with the

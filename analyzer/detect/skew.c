@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "boottime.h"
+#include "zones.h"
 #include "internal.h"
 
 #define SKEW_MIN_NS NS(2)          /* below this whole-second LBs hide it */
@@ -630,7 +631,9 @@ int iq_detect_skew(struct iq_store *s, struct iq_diag *d)
 {
 	/* seconds since boot become wall time first, so that the offsets
 	 * below move them with the rest of their node */
-	int rc = iq_boottime_resolve(s, d);
+	int rc = iq_zones_resolve(s, d);
+	if (!rc)
+		rc = iq_boottime_resolve(s, d);
 	if (rc)
 		return rc;
 	/* the nodes that run pods: those whose clocks the LB can see */

@@ -7,8 +7,8 @@
  * Decisions: a zone name is 1..64 characters of letters, digits and
  * "/_+-", as the zoneinfo tree names them (whether this machine knows it
  * is detect's business); etc/timezone is recognised by its name and one
- * such line, timedatectl output by a "Time zone:" and a "Local time:" line
- * in its head. Other lines: etc/timezone's are skipped "not a zone name",
+ * such line, timedatectl output by its first line, "Local time:", and a
+ * "Time zone:" line in its head. Other lines: etc/timezone's are skipped "not a zone name",
  * timedatectl's other fields "timedatectl field". */
 #include <string.h>
 
@@ -55,7 +55,12 @@ static const char *base_name(const char *path)
 static int sniff(const char *path, const char *head, size_t n, char *why, size_t whysz)
 {
 	size_t zn;
-	if (iq_memmem(head, n, "Local time:", 11) && iq_memmem(head, n, "Time zone:", 10)) {
+	/* timedatectl prints "Local time:" first */
+	size_t i = 0;
+	while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n'))
+		i++;
+	if (n - i >= 11 && memcmp(head + i, "Local time:", 11) == 0 &&
+	    iq_memmem(head, n, "Time zone:", 10)) {
 		const char *p = iq_memmem(head, n, "Time zone:", 10);
 		const char *e = memchr(p, '\n', (size_t)(head + n - p));
 		size_t len = e ? (size_t)(e - p) : (size_t)(head + n - p);

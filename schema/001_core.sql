@@ -214,6 +214,24 @@ CREATE TABLE IF NOT EXISTS signal_matches (
   PRIMARY KEY (record_id, pack, signal)
 ) STRICT, WITHOUT ROWID;
 
+-- Two summaries the ingest keeps so that the report need not read every
+-- record again. They are complete when meta has 'summaries' (set when the
+-- database is created); a database an older inquest wrote lacks it, and
+-- the report computes them with the SQL given here instead.
+-- error_records: the records the unexplained-errors appendix considers
+-- (the filter of the query it prints: an error or warning severity, or an
+-- error word in the text of a log, kernel or event record) that no line
+-- signal tagged when they were stored.
+CREATE TABLE IF NOT EXISTS error_records (
+  record_id INTEGER PRIMARY KEY REFERENCES records(id)
+) STRICT;
+-- time_sources: records per ts_how, SELECT ts_how, count(*) FROM records
+-- GROUP BY ts_how (detect keeps it when it changes ts_how).
+CREATE TABLE IF NOT EXISTS time_sources (
+  ts_how  TEXT PRIMARY KEY,
+  records INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
 -- The findings of each rule pack that ran: the pattern object of
 -- findings.json, verbatim.
 CREATE TABLE IF NOT EXISTS findings (

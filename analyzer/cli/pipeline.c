@@ -492,13 +492,21 @@ static int on_record(void *u, const struct iq_record *r)
 	}
 	if (++w->records % INTR_EVERY == 0 && (iq_interrupted() || w->p->abort))
 		return IQ_ERR_INTR;
-	if (!w->p->timing)
-		return iq_rules_match(w->rs, r, on_match, w);
-	/* the thread's CPU clock is too coarse for one record: the share of
-	 * matching in the thread's busy wall time splits its CPU time */
-	double t0 = wall_now();
-	int rc = iq_rules_match(w->rs, r, on_match, w);
-	w->match_wall += wall_now() - t0;
+	int rc;
+	if (!w->p->timing) {
+		rc = iq_rules_match(w->rs, r, on_match, w);
+	} else {
+		/* the thread's CPU clock is too coarse for one record: the share
+		 * of matching in the thread's busy wall time splits its CPU time */
+		double t0 = wall_now();
+		rc = iq_rules_match(w->rs, r, on_match, w);
+		w->match_wall += wall_now() - t0;
+	}
+	/* an error no signal explains: for the appendix, found here once
+	 * rather than by the report reading every record again */
+	struct iq_batch_rec *br = &w->b->recs[w->b->n - 1];
+	br->unexplained = !br->nmatches && iq_error_like(iq_kind_has_text(r->kind), r->severity.p,
+							 r->severity.n, r->text.p, r->text.n);
 	return rc;
 }
 
@@ -737,6 +745,8 @@ static int store_batch(struct iq_store *s, int64_t file_id, const struct iq_iden
 		const struct iq_batch_rec *br = &b->recs[i];
 		int64_t rid;
 		int rc = iq_store_record(s, file_id, fid, &br->r, &rid);
+		if (!rc && br->unexplained)
+			rc = iq_store_error_record(s, rid);
 		for (uint32_t k = 0; !rc && k < br->nmatches; k++) {
 			const struct iq_batch_match *m = &b->matches[br->first_match + k];
 			rc = iq_store_match(s, rid, m->pack, m->signal, iq_batch_captures(b, m));

@@ -188,10 +188,11 @@ static int convert(struct iq_store *s, int64_t fid, const char *path, int64_t bo
 		if (i == 0)
 			sqlite3_bind_int64(q, 2, boot);
 		int rc = sqlite3_step(q);
-		if (i == 0)
-			*converted += sqlite3_changes(iq_store_db(s));
+		long moved = i == 0 ? sqlite3_changes(iq_store_db(s)) : 0;
+		*converted += moved;
 		sqlite3_finalize(q);
-		if (rc != SQLITE_DONE)
+		if (rc != SQLITE_DONE ||
+		    iq_store_move_time_source(s, "boot_relative", "boot_anchored", moved))
 			return db_err(s, d);
 	}
 	char key[1200], val[512], t[IQ_TIME_BUF];
@@ -238,10 +239,13 @@ static const struct boot *pick(const struct boot *b, size_t nb, const char *node
 int iq_boottime_resolve(struct iq_store *s, struct iq_diag *d)
 {
 	sqlite3 *db = iq_store_db(s);
+	/* from the kernel messages to their records (CROSS JOIN keeps that
+	 * order): the other way round is a scan of every record */
 	static const char files_sql[] =
 		"SELECT r.file_id, f.path, coalesce(f.node, r.node, ''), f.mtime,"
 		"  CAST(round(max(k.boot_s) * 1000000) AS INTEGER) * 1000"
-		" FROM records r JOIN kernel_events k ON k.record_id = r.id JOIN files f ON f.id = r.file_id"
+		" FROM kernel_events k CROSS JOIN records r ON r.id = k.record_id"
+		" JOIN files f ON f.id = r.file_id"
 		" WHERE r.ts IS NULL AND r.ts_how = 'boot_relative' AND k.boot_s IS NOT NULL"
 		" GROUP BY r.file_id ORDER BY r.file_id";
 	sqlite3_stmt *fq;

@@ -614,6 +614,8 @@ static int record(struct iq_store *s, const char *node, const struct est *e, str
 	int rc;
 	if (want != applied && (rc = apply(s, node, want - applied, d)) != 0)
 		return rc;
+	if (want != applied && iq_store_recount_time_sources(s))
+		return db_err(s, d);
 	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO clock_skew VALUES (?1,?2,?3,?4,?5)", -1, &w, NULL) !=
 	    SQLITE_OK)
 		return db_err(s, d);

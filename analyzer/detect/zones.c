@@ -119,5 +119,7 @@ int iq_zones_resolve(struct iq_store *s, struct iq_diag *d)
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = apply(s, node[i], zone[i], from[i], d);
+	if (!rc && n && iq_store_recount_time_sources(s))
+		rc = db_err(s, d);
 	return rc;
 }

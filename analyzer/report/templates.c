@@ -1,9 +1,12 @@
 /* templates.c: the unexplained-errors appendix. Error and warning records
  * that no signal explained are masked into templates (Drain-style: the
  * variable tokens replaced by placeholders) and counted in a bounded hash
- * table during one read of the records (which also counts their time
- * sources for the coverage section), so that what the rules do not know
- * yet is still seen. iq_tpl_sql says in SQL what the read selects. */
+ * table, along with the records per time source for the coverage section.
+ * The ingest lists those records (error_records) and counts the time
+ * sources (time_sources) as it stores them, so the report reads only
+ * them; a database without that summary (meta 'summaries', written by an
+ * older inquest) is read whole instead, in two halves on two threads.
+ * iq_tpl_sql says in SQL what either way selects. */
 #include <ctype.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -272,121 +275,6 @@ static void add_row(struct table *t, int has_ts, int64_t ts, const char *node, c
 	}
 }
 
-/* ---- the filter of iq_tpl_sql, in C ---- */
-
-/* severity IN ('ERROR', 'WARN', ...) of iq_tpl_sql. */
-static int error_severity(const char *s, size_t n)
-{
-	static const char *const by_first[][4] = {
-		{"ERROR", "E", "Error", NULL}, {"WARN", "WARNING", "W", "Warning"}, {"error", "err", NULL, NULL},
-		{"CRITICAL", NULL, NULL, NULL}, {"FATAL", "F", NULL, NULL}, {"warning", NULL, NULL, NULL},
-		{"fatal", NULL, NULL, NULL}, {"critical", "crit", NULL, NULL},
-	};
-	static const char first[] = "EWeCFwfc";
-	if (!s || !n || n > 8)
-		return 0;
-	const char *f = strchr(first, s[0]);
-	if (!f || !*f)
-		return 0;
-	for (int i = 0; i < 4 && by_first[f - first][i]; i++)
-		if (strlen(by_first[f - first][i]) == n && memcmp(by_first[f - first][i], s, n) == 0)
-			return 1;
-	return 0;
-}
-
-/* The words of iq_tpl_sql's LIKEs, lower case, and the offset of the
- * byte the vector test pairs with the first. */
-static const struct {
-	const char *w;
-	size_t len, far;
-} words[] = {
-	{"error", 5, 4}, {"exception", 9, 8}, {"traceback", 9, 8}, {"fatal", 5, 4},
-	{"panic", 5, 4}, {"failed", 6, 5}, {"refused", 7, 6}, {"timed out", 9, 8},
-};
-
-/* Is one of the words at s (n bytes left), ASCII case folded as LIKE does? */
-static int word_at(const unsigned char *s, size_t n)
-{
-	for (size_t k = 0; k < IQ_ARRAY_LEN(words); k++) {
-		size_t l = words[k].len, i = 0;
-		if (l > n || (s[0] | 0x20) != (unsigned char)words[k].w[0])
-			continue;
-		while (i < l && (s[i] < 0x80 ? (unsigned char)tolower(s[i]) : s[i]) == (unsigned char)words[k].w[i])
-			i++;
-		if (i == l)
-			return 1;
-	}
-	return 0;
-}
-
-typedef unsigned char v16 __attribute__((vector_size(16)));
-
-static v16 load16(const unsigned char *p)
-{
-	v16 v;
-	memcpy(&v, p, sizeof v);
-	return v | (unsigned char)0x20;
-}
-
-static v16 splat(unsigned char c)
-{
-	v16 v;
-	memset(&v, c, sizeof v);
-	return v;
-}
-
-/* Candidate positions among the sixteen at b (which has 24 readable
- * bytes): a word's first two letters there and its last letter "far"
- * bytes on (all folded with 0x20). One byte per position, nonzero for a
- * candidate; returns whether there is any. */
-static int candidates(const unsigned char *b, unsigned char out[16])
-{
-	const v16 A = splat('a'), C = splat('c'), D = splat('d'), E = splat('e'), F = splat('f');
-	const v16 I = splat('i'), K = splat('k'), L = splat('l'), N = splat('n'), P = splat('p');
-	const v16 R = splat('r'), T = splat('t'), X = splat('x');
-	v16 v0 = load16(b), v1 = load16(b + 1), v4 = load16(b + 4), v5 = load16(b + 5);
-	v16 v6 = load16(b + 6), v8 = load16(b + 8);
-	v16 m = (v16)((v0 == E) & (((v1 == R) & (v4 == R)) | ((v1 == X) & (v8 == N)))) |
-		(v16)((v0 == T) & (((v1 == R) & (v8 == K)) | ((v1 == I) & (v8 == T)))) |
-		(v16)((v0 == F) & (v1 == A) & ((v4 == L) | (v5 == D))) |
-		(v16)((v0 == P) & (v1 == A) & (v4 == C)) |
-		(v16)((v0 == R) & (v1 == E) & (v6 == D));
-	uint64_t lo, hi;
-	memcpy(&lo, &m, 8);
-	memcpy(&hi, (const char *)&m + 8, 8);
-	memcpy(out, &m, 16);
-	return (lo | hi) != 0;
-}
-
-/* Does s (n bytes) hold one of the words? Sixteen positions at a time
- * (the last ones from a zero-padded copy: a zero byte is no letter), the
- * candidates checked one by one. */
-static int has_word(const unsigned char *s, size_t n)
-{
-	unsigned char m[16];
-	size_t i = 0;
-	for (; i + 24 <= n; i += 16)
-		if (candidates(s + i, m))
-			for (size_t j = 0; j < 16; j++)
-				if (m[j] && word_at(s + i + j, n - i - j))
-					return 1;
-	unsigned char pad[48] = {0};
-	memcpy(pad, s + i, n - i);
-	for (size_t k = 0; k < n - i; k += 16)
-		if (candidates(pad + k, m))
-			for (size_t j = 0; j < 16 && k + j < n - i; j++)
-				if (m[j] && word_at(s + i + k + j, n - i - k - j))
-					return 1;
-	return 0;
-}
-
-/* r.text LIKE '%error%' OR ... : LIKE reads the text up to its first NUL. */
-static int error_words(const char *text, size_t n)
-{
-	const char *z = memchr(text, '\0', n);
-	return has_word((const unsigned char *)text, z ? (size_t)(z - text) : n);
-}
-
 static int kind_of_text(const unsigned char *k)
 {
 	return k && ((k[0] == 'l' && strcmp((const char *)k, "log") == 0) ||
@@ -412,6 +300,7 @@ struct part {
 	sqlite3 *db;              /* owned when own is set */
 	int own;
 	int64_t lo, hi;           /* ids lo..hi */
+	int summaries;            /* read error_records and time_sources instead */
 	pthread_t th;
 	int threaded;
 };
@@ -446,12 +335,32 @@ static void tpl_row(sqlite3_context *ctx, int argc, sqlite3_value **v)
 			sc->how[k].n++;
 	}
 	const char *sev = (const char *)sqlite3_value_text(v[2]);
-	int keep = sev && error_severity(sev, (size_t)sqlite3_value_bytes(v[2]));
+	size_t sevn = (size_t)sqlite3_value_bytes(v[2]);
+	int keep = sev && iq_error_like(0, sev, sevn, NULL, 0);
 	if (!keep && kind_of_text(sqlite3_value_text(v[1]))) {
 		const char *text = (const char *)sqlite3_value_text(v[3]);
-		keep = text && error_words(text, (size_t)sqlite3_value_bytes(v[3]));
+		keep = iq_error_like(1, NULL, 0, text, (size_t)sqlite3_value_bytes(v[3]));
 	}
 	sqlite3_result_int(ctx, keep);
+}
+
+/* The time sources but "explicit" of time_sources, as tpl_row counts them;
+ * 0 or -1. */
+static int how_counts(struct part *p)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(p->db, "SELECT ts_how, records FROM time_sources"
+			       " WHERE ts_how <> 'explicit' AND records > 0 ORDER BY ts_how",
+			       -1, &q, NULL) != SQLITE_OK)
+		return -1;
+	int rc;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW && p->nhow < IQ_ARRAY_LEN(p->how)) {
+		p->how[p->nhow].how = iq_xstrdup((const char *)sqlite3_column_text(q, 0));
+		p->how[p->nhow].n = sqlite3_column_int64(q, 1);
+		p->nhow++;
+	}
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
 }
 
 /* Reads the records lo..hi of part p into table t (its own, or another
@@ -464,11 +373,21 @@ static void part_run(struct part *p, struct table *t)
 	size_t npaths = 0;
 	if (sqlite3_create_function(db, "iq_tpl_row", 4, SQLITE_UTF8, p, tpl_row, NULL, NULL) != SQLITE_OK)
 		return;
+	/* with the summaries the ingest kept, the records the filter keeps are
+	 * listed (and time sources counted) already */
+	static const char scan_sql[] =
+		"SELECT r.ts, r.node, substr(r.text, 1, 2000), r.file_id, r.line FROM records r"
+		" WHERE r.id BETWEEN ?1 AND ?2 AND iq_tpl_row(r.ts_how, r.kind, r.severity, r.text)"
+		" AND r.id NOT IN (SELECT record_id FROM signal_matches) ORDER BY r.id";
+	static const char summary_sql[] =
+		"SELECT r.ts, r.node, substr(r.text, 1, 2000), r.file_id, r.line"
+		" FROM error_records e CROSS JOIN records r ON r.id = e.record_id"
+		" WHERE e.record_id BETWEEN ?1 AND ?2"
+		" AND e.record_id NOT IN (SELECT record_id FROM signal_matches) ORDER BY e.record_id";
 	if (sqlite3_prepare_v2(db, "SELECT id, path FROM files ORDER BY id", -1, &fq, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT r.ts, r.node, substr(r.text, 1, 2000), r.file_id, r.line FROM records r"
-			       " WHERE r.id BETWEEN ?1 AND ?2 AND iq_tpl_row(r.ts_how, r.kind, r.severity, r.text)"
-			       " AND r.id NOT IN (SELECT record_id FROM signal_matches) ORDER BY r.id",
-			       -1, &q, NULL) != SQLITE_OK)
+	    sqlite3_prepare_v2(db, p->summaries ? summary_sql : scan_sql, -1, &q, NULL) != SQLITE_OK)
+		goto done;
+	if (p->summaries && how_counts(p))
 		goto done;
 	while (sqlite3_step(fq) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(fq, 0);
@@ -597,6 +516,19 @@ static void table_merge(struct table *a, struct table *b)
 	free(bs);
 }
 
+/* Did the ingest keep error_records and time_sources from the first
+ * record on (meta 'summaries', store.c)? */
+static int has_summaries(sqlite3 *db)
+{
+	sqlite3_stmt *q;
+	int yes = 0;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM meta WHERE key = 'summaries'", -1, &q, NULL) == SQLITE_OK) {
+		yes = sqlite3_step(q) == SQLITE_ROW;
+		sqlite3_finalize(q);
+	}
+	return yes;
+}
+
 static sqlite3 *open_own(const char *fn)
 {
 	sqlite3 *db = NULL;
@@ -613,7 +545,9 @@ struct iq_tpl_scan *iq_tpl_scan_start(struct iq_store *s)
 	sqlite3 *db = iq_store_db(s);
 	int64_t lo = 0, hi = -1;
 	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(db, "SELECT min(id), max(id) FROM records", -1, &q, NULL) == SQLITE_OK) {
+	/* two subqueries: min and max together in one are a full scan */
+	if (sqlite3_prepare_v2(db, "SELECT (SELECT min(id) FROM records), (SELECT max(id) FROM records)",
+			       -1, &q, NULL) == SQLITE_OK) {
 		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
 			lo = sqlite3_column_int64(q, 0);
 			hi = sqlite3_column_int64(q, 1);
@@ -625,8 +559,9 @@ struct iq_tpl_scan *iq_tpl_scan_start(struct iq_store *s)
 	 * report is written; merged in order afterwards. Without a database
 	 * file, one part on the store's connection, read when waited for. */
 	const char *fn = sqlite3_db_filename(db, "main");
+	int summaries = has_summaries(db);
 	sqlite3 *c0 = fn && *fn ? open_own(fn) : NULL;
-	sqlite3 *c1 = c0 && hi - lo >= 1024 ? open_own(fn) : NULL;
+	sqlite3 *c1 = c0 && !summaries && hi - lo >= 1024 ? open_own(fn) : NULL;
 	sc->nparts = c1 ? 2 : 1;
 	for (size_t i = 0; i < sc->nparts; i++) {
 		struct part *p = &sc->part[i];
@@ -635,6 +570,7 @@ struct iq_tpl_scan *iq_tpl_scan_start(struct iq_store *s)
 		p->own = i ? 1 : c0 != NULL;
 		p->lo = i ? lo + (hi - lo) / 2 + 1 : lo;
 		p->hi = sc->nparts == 2 && !i ? lo + (hi - lo) / 2 : hi;
+		p->summaries = summaries;
 		if (p->own && pthread_create(&p->th, NULL, part_thread, p) == 0)
 			p->threaded = 1;
 	}

@@ -145,6 +145,7 @@ int iq_batch_add(struct iq_batch *b, const struct iq_record *r)
 	br->r = *r;
 	br->first_match = (uint32_t)b->nmatches;
 	br->nmatches = 0;
+	br->unexplained = 0;
 	for (size_t i = 0; i < IQ_ARRAY_LEN(common_strs); i++)
 		copy_slice(b, slice_at(&br->r, common_strs[i]));
 	for (size_t i = 0; i < ks.n; i++)

@@ -17,6 +17,7 @@ struct iq_batch_rec {
 	struct iq_record r;         /* every slice points into the arena */
 	uint32_t first_match;       /* index into matches */
 	uint32_t nmatches;
+	int unexplained;            /* iq_error_like and no match */
 };
 
 struct iq_batch {

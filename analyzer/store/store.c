@@ -6,6 +6,7 @@
  * statement's own (step, cursor, reset), not the row's. WAL with synchronous=OFF keeps the
  * file consistent when a run is killed: a commit is all or nothing. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +23,7 @@ extern const char iq_index_sql[];
 enum stmt_id {
 	ST_FILE_FIND, ST_FILE_ADD, ST_FILE_END, ST_RECORD, ST_HTTP, ST_UPSTREAM,
 	ST_GPU, ST_EVENT, ST_KERNEL, ST_POD, ST_CONFIG, ST_MATCH, ST_SKIP, ST_PROBLEM, ST_META,
-	ST_NEXT_ID, ST_COUNT
+	ST_NEXT_ID, ST_ERROR, ST_HOW_ADD, ST_COUNT
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
@@ -52,6 +53,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 		       " (SELECT 1 FROM problems WHERE path = ?1 AND message = ?2)",
 	[ST_META] = "INSERT OR REPLACE INTO meta VALUES (?1, ?2)",
 	[ST_NEXT_ID] = "SELECT coalesce(max(id), 0) + 1 FROM records",
+	[ST_ERROR] = "INSERT OR IGNORE INTO error_records VALUES (?1)",
+	[ST_HOW_ADD] = "INSERT INTO time_sources VALUES (?1, ?2) ON CONFLICT(ts_how)"
+		       " DO UPDATE SET records = records + excluded.records",
 };
 
 /* The multi-row forms of three inserts: the single-row SQL's VALUES tuple
@@ -91,6 +95,8 @@ struct iq_store {
 	int scratch;
 	long pending;
 	int readonly;
+	/* records stored per time source since time_sources was last written */
+	long long how_n[IQ_TS_ASSUMED_ZONE + 1];
 };
 
 sqlite3 *iq_store_db(struct iq_store *s)
@@ -122,11 +128,29 @@ static int begin_tx(struct iq_store *s)
 
 static int flush(struct iq_store *s);
 
+/* Adds the records counted per time source to time_sources. */
+static int flush_how(struct iq_store *s)
+{
+	for (size_t i = 0; i < IQ_ARRAY_LEN(s->how_n); i++) {
+		if (!s->how_n[i])
+			continue;
+		sqlite3_stmt *q = s->st[ST_HOW_ADD];
+		sqlite3_bind_text(q, 1, iq_ts_how_name((enum iq_ts_how)i), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(q, 2, s->how_n[i]);
+		int rc = sqlite3_step(q);
+		sqlite3_reset(q);
+		if (rc != SQLITE_DONE)
+			return IQ_ERR_DB;
+		s->how_n[i] = 0;
+	}
+	return 0;
+}
+
 static int commit_tx(struct iq_store *s)
 {
 	if (!s->in_tx)
 		return 0;
-	if (flush(s))
+	if (flush(s) || flush_how(s))
 		return IQ_ERR_DB;
 	s->in_tx = 0;
 	return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : IQ_ERR_DB;
@@ -157,6 +181,21 @@ static int64_t query_next_id(struct iq_store *s)
 	return v;
 }
 
+/* IQ_PROF_SQL set in the environment: every statement of this connection
+ * that ran longer than 20 ms, with its time, on stderr (a developer's
+ * tool: tests/bench/README.md). */
+static int prof_cb(unsigned t, void *c, void *p, void *x)
+{
+	(void)t;
+	(void)c;
+	sqlite3_int64 ns = *(sqlite3_int64 *)x;
+	if (ns > 20000000) {
+		const char *sql = sqlite3_sql((sqlite3_stmt *)p);
+		fprintf(stderr, "inquest: sql %.3f s: %.300s\n", (double)ns / 1e9, sql ? sql : "?");
+	}
+	return 0;
+}
+
 int iq_store_open(const char *path, int readonly, struct iq_store **out, struct iq_diag *d)
 {
 	struct iq_store *s = iq_xcalloc(1, sizeof *s);
@@ -175,6 +214,8 @@ int iq_store_open(const char *path, int readonly, struct iq_store **out, struct 
 		return IQ_ERR_INPUT;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
+	if (getenv("IQ_PROF_SQL"))
+		sqlite3_trace_v2(s->db, SQLITE_TRACE_PROFILE, prof_cb, NULL);
 	sqlite3_stmt *q;
 	int version = -1;
 	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &q, NULL) == SQLITE_OK) {
@@ -208,6 +249,12 @@ int iq_store_open(const char *path, int readonly, struct iq_store **out, struct 
 		 " PRAGMA cache_size=-2048; PRAGMA temp_store=FILE;"
 		 " PRAGMA user_version=%d;", IQ_SCHEMA_VERSION);
 	if (iq_store_exec(s, pragmas, d) || iq_store_exec(s, iq_schema_sql, d))
+		goto fail;
+	/* error_records and time_sources are complete only when kept from the
+	 * first record on: a database written by an older inquest lacks the
+	 * marker, and the report computes them from the records instead */
+	if (iq_store_exec(s, "INSERT OR IGNORE INTO meta SELECT 'summaries', '1'"
+			  " WHERE NOT EXISTS (SELECT 1 FROM records)", d))
 		goto fail;
 	for (int i = 0; i < ST_COUNT; i++) {
 		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
@@ -415,11 +462,14 @@ int iq_store_file_forget(struct iq_store *s, int64_t file_id, int64_t first_reco
 	 * writer writes one file at a time), so the rowid range bounds each
 	 * scan. */
 	char sub[160], sql[2400];
-	if (begin_tx(s) || flush(s))
+	if (begin_tx(s) || flush(s) || flush_how(s))
 		return IQ_ERR_DB;
 	snprintf(sub, sizeof sub, "SELECT id FROM records WHERE id >= %lld AND file_id = %lld",
 		 (long long)first_record, (long long)file_id);
 	snprintf(sql, sizeof sql,
+		 "UPDATE time_sources SET records = records - (SELECT count(*) FROM records"
+		 " WHERE id >= %lld AND file_id = %lld AND ts_how = time_sources.ts_how);"
+		 "DELETE FROM error_records WHERE record_id IN (%s);"
 		 "DELETE FROM signal_matches WHERE record_id IN (%s);"
 		 "DELETE FROM http_upstreams WHERE record_id IN (%s);"
 		 "DELETE FROM http_requests WHERE record_id IN (%s);"
@@ -430,8 +480,8 @@ int iq_store_file_forget(struct iq_store *s, int64_t file_id, int64_t first_reco
 		 "DELETE FROM config_settings WHERE record_id IN (%s);"
 		 "DELETE FROM records WHERE id >= %lld AND file_id = %lld;"
 		 "DELETE FROM skips WHERE file_id = %lld;",
-		 sub, sub, sub, sub, sub, sub, sub, sub, (long long)first_record, (long long)file_id,
-		 (long long)file_id);
+		 (long long)first_record, (long long)file_id, sub, sub, sub, sub, sub, sub, sub, sub, sub,
+		 (long long)first_record, (long long)file_id, (long long)file_id);
 	if (file_id == s->cur_file) {
 		s->cur_last = 0;
 		s->cur_min_ts = s->cur_max_ts = IQ_TIME_NONE;
@@ -583,6 +633,8 @@ int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *
 		return IQ_ERR_DB;
 	int64_t id = s->next_id++;
 	s->pend[s->npend++] = (struct pend){id, file_id, fid, r};
+	if ((size_t)r->ts_how < IQ_ARRAY_LEN(s->how_n))
+		s->how_n[r->ts_how]++;
 	*record_id = id;
 	struct iq_str node = pick(r->id.node, fid->node);
 	sqlite3_stmt *q;
@@ -698,6 +750,39 @@ int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *
 	}
 	if (++s->pending >= IQ_BATCH) {
 		if (commit_tx(s) || begin_tx(s))
+			return IQ_ERR_DB;
+	}
+	return 0;
+}
+
+int iq_store_error_record(struct iq_store *s, int64_t record_id)
+{
+	sqlite3_stmt *q = s->st[ST_ERROR];
+	sqlite3_bind_int64(q, 1, record_id);
+	return step(s, q);
+}
+
+int iq_store_recount_time_sources(struct iq_store *s)
+{
+	if (commit_tx(s))
+		return IQ_ERR_DB;
+	return iq_store_exec(s, "DELETE FROM time_sources; INSERT INTO time_sources"
+			     " SELECT ts_how, count(*) FROM records GROUP BY ts_how", NULL);
+}
+
+int iq_store_move_time_source(struct iq_store *s, const char *from, const char *to, long long n)
+{
+	if (!n)
+		return 0;
+	if (commit_tx(s))
+		return IQ_ERR_DB;
+	sqlite3_stmt *q = s->st[ST_HOW_ADD];
+	for (int k = 0; k < 2; k++) {
+		sqlite3_bind_text(q, 1, k ? to : from, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(q, 2, k ? n : -n);
+		int rc = sqlite3_step(q);
+		sqlite3_reset(q);
+		if (rc != SQLITE_DONE)
 			return IQ_ERR_DB;
 	}
 	return 0;

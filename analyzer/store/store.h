@@ -24,6 +24,12 @@ int iq_store_open(const char *path, int readonly, struct iq_store **out, struct 
  * right after opening. Returns 0 or IQ_ERR_DB with d->msg. */
 int iq_store_scratch(struct iq_store *s, struct iq_diag *d);
 
+/* errfilter.c: is this an error or warning record the unexplained-errors
+ * appendix considers (the filter of iq_tpl_sql)? text_kind: the record is
+ * of a kind whose text is searched for error words (iq_kind_has_text). */
+int iq_kind_has_text(enum iq_kind kind);
+int iq_error_like(int text_kind, const char *sev, size_t sevn, const char *text, size_t n);
+
 /* The paths of the files already in the database that a rerun must not
  * read again (every status but 'reading'), sorted by strcmp; *n gets the
  * count. The caller frees with iq_store_paths_free. NULL when there are
@@ -58,6 +64,14 @@ int64_t iq_store_first_record(struct iq_store *s, int64_t file_id);
  * iq_store_record and iq_store_match. */
 int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *fid,
 		    const struct iq_record *r, int64_t *record_id);
+/* Notes record_id (just stored) in error_records: iq_error_like and no
+ * signal tagged it. */
+int iq_store_error_record(struct iq_store *s, int64_t record_id);
+/* time_sources after records changed ts_how: counted again from the
+ * records (a full read: for changes no cheaper count covers), or n
+ * records moved from one ts_how to another. 0 or IQ_ERR_DB. */
+int iq_store_recount_time_sources(struct iq_store *s);
+int iq_store_move_time_source(struct iq_store *s, const char *from, const char *to, long long n);
 /* Writes the records held back by iq_store_record. */
 int iq_store_flush(struct iq_store *s);
 /* Adds a signal match of a record; captures is a JSON object or NULL. */

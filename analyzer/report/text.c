@@ -22,6 +22,16 @@ static void esc(FILE *out, const char *s, size_t max)
 		fputs("…", out);
 }
 
+/* "  LABEL " padded to ten columns: counted in characters, not bytes, so
+ * that Turkish labels (sıra, aralık) line up with the English ones. */
+static void label(FILE *out, const char *s)
+{
+	size_t cols = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		cols += (*p & 0xC0) != 0x80;
+	fprintf(out, "  %s%*s ", s, cols < 10 ? (int)(10 - cols) : 0, "");
+}
+
 int iq_render_text(json_t *doc, const char *lang, FILE *out)
 {
 	lang = lang && strcmp(lang, "tr") == 0 ? "tr" : "en";
@@ -44,7 +54,8 @@ int iq_render_text(json_t *doc, const char *lang, FILE *out)
 	fputc('\n', out);
 	json_t *o = json_array_get(json_object_get(pat, "oom_events"), 0);
 	if (o) {
-		fprintf(out, "  %-10s %s  ", iq_msg(lang, "text.first"), str(o, "time"));
+		label(out, iq_msg(lang, "text.first"));
+		fprintf(out, "%s  ", str(o, "time"));
 		esc(out, str(o, "pod"), 64);
 		fputs(" @ ", out);
 		esc(out, str(o, "node"), 64);
@@ -52,7 +63,7 @@ int iq_render_text(json_t *doc, const char *lang, FILE *out)
 	}
 	json_t *order = json_object_get(json_object_get(pat, "cascade"), "failure_order");
 	if (json_array_size(order)) {
-		fprintf(out, "  %-10s ", iq_msg(lang, "text.order"));
+		label(out, iq_msg(lang, "text.order"));
 		json_array_foreach(order, i, e) {
 			fputs(i ? " -> " : "", out);
 			esc(out, str(e, "pod"), 64);
@@ -61,7 +72,7 @@ int iq_render_text(json_t *doc, const char *lang, FILE *out)
 	}
 	json_t *imp = json_object_get(pat, "impact");
 	if (json_is_object(imp)) {
-		fprintf(out, "  %-10s ", iq_msg(lang, "text.impact"));
+		label(out, iq_msg(lang, "text.impact"));
 		fprintf(out, iq_msg(lang, "text.impactfmt"),
 			(long long)json_integer_value(json_object_get(imp, "failed_requests")),
 			(long long)json_integer_value(json_object_get(imp, "dropped_streams")));
@@ -79,20 +90,21 @@ int iq_render_text(json_t *doc, const char *lang, FILE *out)
 	int64_t en = iq_json_time(json_object_get(ph, "outage_ends"), "time");
 	if (b != IQ_TIME_NONE && en != IQ_TIME_NONE) {
 		char d[IQ_DUR_BUF];
-		fprintf(out, "  %-10s %s – %s (%s)\n", iq_msg(lang, "text.outage"),
-			str(json_object_get(ph, "outage_begins"), "time"),
+		label(out, iq_msg(lang, "text.outage"));
+		fprintf(out, "%s – %s (%s)\n", str(json_object_get(ph, "outage_begins"), "time"),
 			str(json_object_get(ph, "outage_ends"), "time"), iq_fmt_dur(en - b, lang, d));
 	}
 	json_t *w = json_object_get(doc, "incident_window");
-	if (*str(w, "start") && *str(w, "end"))
-		fprintf(out, "  %-10s %s – %s (%s)\n", iq_msg(lang, "text.window"), str(w, "start"),
-			str(w, "end"),
+	if (*str(w, "start") && *str(w, "end")) {
+		label(out, iq_msg(lang, "text.window"));
+		fprintf(out, "%s – %s (%s)\n", str(w, "start"), str(w, "end"),
 			iq_msg(lang, json_is_true(json_object_get(w, "given")) ? "text.window.given"
 									   : "text.window.inferred"));
+	}
 	/* the limits the bundle measured and the settings they give */
 	json_t *lim = json_object_get(pat, "limits");
 	if (json_is_object(lim)) {
-		fprintf(out, "  %-10s ", iq_msg(lang, "text.limits"));
+		label(out, iq_msg(lang, "text.limits"));
 		json_t *bt = json_object_get(lim, "batch");
 		const char *keys[] = {"largest_completed", "smallest_failed"};
 		for (int k = 0; k < 2; k++) {
@@ -121,13 +133,13 @@ int iq_render_text(json_t *doc, const char *lang, FILE *out)
 				else
 					snprintf(v[k], sizeof v[k], "?");
 			}
-			fprintf(out, "  %-10s ", iq_msg(lang, "text.vision"));
+			label(out, iq_msg(lang, "text.vision"));
 			fprintf(out, iq_msg(lang, "text.visionfmt"), v[0], v[1], v[2], v[3]);
 			fputc('\n', out);
 		}
 		json_t *props = json_object_get(lim, "proposals");
 		if (json_array_size(props)) {
-			fprintf(out, "  %-10s ", iq_msg(lang, "text.propose"));
+			label(out, iq_msg(lang, "text.propose"));
 			json_array_foreach(props, i, e) {
 				fputs(i ? ", " : "", out);
 				esc(out, str(e, "setting"), 64);

@@ -137,6 +137,12 @@ if "$bin" report --db "$tmp/en/inquest.db" --format text > "$tmp/t.txt" &&
 if grep -qx '  limits     164 / 123 largest batch completed / smallest failed (running requests); KV cache 482752 tokens' "$tmp/t.txt" &&
    grep -qx '  propose    --max-num-seqs 120, --max-num-batched-tokens 6144, --max-model-len 3072, prompt-token-admission-limit 3072, 429-threshold 720' "$tmp/t.txt"
 then ok; else bad "report --format text: the limits lines"; fi
+# Turkish labels (sıra, aralık: letters of two bytes) are padded by
+# characters: every label line's value starts in column 13, as in English
+if "$bin" report --db "$tmp/en/inquest.db" --format text --lang tr > "$tmp/t.tr.txt" &&
+   grep -qx '  sıra       vllm-0 -> vllm-1 -> vllm-2' "$tmp/t.tr.txt" &&
+   grep -q '^  sınırlar   [0-9]' "$tmp/t.tr.txt" && grep -q '^  aralık     20' "$tmp/t.tr.txt"
+then ok; else bad "report --format text --lang tr: labels not aligned"; fi
 "$bin" report --db "$tmp/en/inquest.db" --format pdf 2> /dev/null
 if [ $? -eq 2 ]; then ok; else bad "report --format pdf is not a usage error"; fi
 "$bin" report --db "$tmp/nonexistent.db" 2> /dev/null

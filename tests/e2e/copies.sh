@@ -5,13 +5,7 @@
 # naming the original, and its lines are skipped lines with that reason. A
 # file with the same bytes but another pod's identity is not a copy.
 bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass+1)); }
-ko() { fail=$((fail+1)); echo "FAIL: $*"; }
-q() { "$bin" query --db "$1" --format csv "$2" | tail -n +2; }
+. tests/e2e/lib.sh
 
 pods=incident-2026-11-30/nodes/gpu-node-1/var/log/pods/inference_vllm-0_7c1e4a52-3b9d-4f0e-a6d2-9e81c5f03b17/vllm
 mkdir -p "$tmp/x"

@@ -4,12 +4,7 @@
 # sample bundle and on a hostile one (problems, skips, errors in the order
 # the walker met them).
 bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass+1)); }
-ko() { fail=$((fail+1)); echo "FAIL: $*"; }
+. tests/e2e/lib.sh
 
 tables="files skips problems records http_requests http_upstreams gpu_samples k8s_events
 kernel_events pod_states config_settings signal_matches clock_skew meta"

@@ -11,13 +11,7 @@
 #   the postmortem from the summaries = the one from reading every record
 #   (the database with meta 'summaries' deleted, as an older inquest wrote).
 bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass+1)); }
-ko() { fail=$((fail+1)); echo "FAIL: $*"; }
-q() { "$bin" query --db "$1" --format csv "$2" | tail -n +2; }
+. tests/e2e/lib.sh
 
 check() { # NAME DB
   name=$1 db=$2

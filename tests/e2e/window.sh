@@ -5,11 +5,7 @@
 # otherwise; in findings.json, the postmortem's header and `timeline
 # --window incident` (bounds included).
 bin=$1
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass+1)); }
-ko() { fail=$((fail+1)); echo "FAIL: $*"; }
+. tests/e2e/lib.sh
 sample=fixtures/sample/sample-bundle.tar.gz
 
 # win DIR: the incident_window of DIR/findings.json on one line

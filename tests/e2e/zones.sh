@@ -2,11 +2,7 @@
 # zones.sh BIN: zone-less times take the zone the bundle names for their
 # node (etc/timezone, timedatectl; detect/zones.c), unless --tz was given.
 bin=$1
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass+1)); }
-ko() { fail=$((fail+1)); echo "FAIL: $*"; }
+. tests/e2e/lib.sh
 b=$tmp/b/nodes
 mkdir -p "$b/gpu-node-1/etc" "$b/gpu-node-1/var/log" "$b/gpu-node-2/var/log" "$b/gpu-node-3/var/log"
 xid='kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.'

@@ -503,10 +503,21 @@ static int on_record(void *u, const struct iq_record *r)
 		w->match_wall += wall_now() - t0;
 	}
 	/* an error no signal explains: for the appendix, found here once
-	 * rather than by the report reading every record again */
+	 * rather than by the report reading every record again. The error
+	 * words came with the matcher's literal pass (iq_rules_watch), but
+	 * for a text it did not scan or one with a NUL (LIKE stops there). */
 	struct iq_batch_rec *br = &w->b->recs[w->b->n - 1];
-	br->unexplained = !br->nmatches && iq_error_like(iq_kind_has_text(r->kind), r->severity.p,
-							 r->severity.n, r->text.p, r->text.n);
+	if (!br->nmatches) {
+		int err = iq_error_severity(r->severity.p, r->severity.n);
+		if (!err && iq_kind_has_text(r->kind)) {
+			long ww = iq_rules_watched(w->rs);
+			if (ww >= 0 && !(r->text.n && memchr(r->text.p, '\0', r->text.n)))
+				err = ww != 0;
+			else
+				err = iq_error_words(r->text.p, r->text.n);
+		}
+		br->unexplained = err;
+	}
 	return rc;
 }
 
@@ -1035,6 +1046,8 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 			}
 			ws[i].rs = &ws[i].own;
 		}
+		/* the appendix's error words, in the literal pass of matching */
+		iq_rules_watch(ws[i].rs, iq_error_word, IQ_ERROR_WORDS);
 	}
 	pthread_t walker;
 	int nstarted = 0, walker_started = 0;

@@ -935,6 +935,13 @@ static struct iq_prefilter *prefilter_of(struct iq_ruleset *rs)
 			pf_signals(pf, rs->packs[i]);
 		for (size_t i = 0; i < rs->nshared; i++)
 			pf_signals(pf, rs->shared[i]);
+		size_t before = pf->nlits;
+		rs->watch_only = 0;
+		for (size_t k = 0; k < rs->nwatch; k++) {
+			rs->watch_id[k] = iq_pf_add(pf, rs->watch[k]);
+			if (rs->watch_id[k] >= before)
+				rs->watch_only |= 1u << k;
+		}
 		rs->prefilter = pf;
 	}
 	return rs->prefilter;
@@ -945,6 +952,7 @@ int iq_rules_match(struct iq_ruleset *rs, const struct iq_record *r, iq_match_fn
 	unsigned bit = 1u << r->kind;
 	const char *text = r->text.p ? r->text.p : "";
 	struct iq_prefilter *pf = prefilter_of(rs);
+	rs->watched = -1;
 	/* no regex looks at this kind of record (load balancer lines, GPU
 	 * samples): nothing can match */
 	if (!(pf->kinds & bit))
@@ -952,13 +960,39 @@ int iq_rules_match(struct iq_ruleset *rs, const struct iq_record *r, iq_match_fn
 	rs->gen++;
 	rs->line = r->line;
 	iq_pf_scan(pf, text, r->text.n);
+	uint32_t nsig = pf->nseen;
+	if (rs->nwatch) {
+		long found = 0;
+		for (size_t k = 0; k < rs->nwatch; k++)
+			if (pf->seen[rs->watch_id[k]] == pf->gen) {
+				found |= 1L << k;
+				nsig -= rs->watch_only >> k & 1;
+			}
+		rs->watched = found;
+	}
 	/* no literal in the text: only regexes without literals could match */
-	if (!pf->nseen && !(pf->always & bit))
+	if (!nsig && !(pf->always & bit))
 		return 0;
 	rs->pf_active = 1;
 	int rc = match_all(rs, r, bit, text, fn, u);
 	rs->pf_active = 0;
 	return rc;
+}
+
+void iq_rules_watch(struct iq_ruleset *rs, const char *const *lits, size_t n)
+{
+	rs->watch = lits;
+	rs->nwatch = n < 32 ? n : 32;
+	rs->watched = -1;
+	if (rs->prefilter) { /* built without them: again at the next match */
+		iq_pf_free(rs->prefilter);
+		rs->prefilter = NULL;
+	}
+}
+
+long iq_rules_watched(const struct iq_ruleset *rs)
+{
+	return rs->nwatch ? rs->watched : -1;
 }
 
 static int match_all(struct iq_ruleset *rs, const struct iq_record *r, unsigned bit, const char *text,

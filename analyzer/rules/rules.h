@@ -39,6 +39,13 @@ struct iq_ruleset {
 	const char *source;     /* the file being matched, for limit reports (borrowed) */
 	void *sql_check;        /* the empty schema database questions' SQL is checked on */
 	long line;              /* line of the record being matched */
+	/* watched literals (iq_rules_watch): their prefilter ids, which of
+	 * them no signal shares, and what the last match found */
+	const char *const *watch;
+	size_t nwatch;
+	uint32_t watch_id[32];
+	uint32_t watch_only;
+	long watched;
 };
 
 void iq_rules_init(struct iq_ruleset *rs);
@@ -69,6 +76,14 @@ typedef int (*iq_match_fn)(void *u, const char *pack, const char *signal,
  * reference's id; an exception that matches cancels the signal.
  * Returns 0, fn's non-zero result, or IQ_ERR_NOMEM. */
 int iq_rules_match(struct iq_ruleset *rs, const struct iq_record *r, iq_match_fn fn, void *u);
+/* Literals (lower case, at most 32, the array kept) whose presence in each
+ * record's text the matcher reports, found in the pass that looks for the
+ * signals' literals: ASCII case folded, anywhere in the text. After
+ * iq_rules_match, iq_rules_watched gives the set found in that record's
+ * text (bit i for lits[i]), or -1 when the match did not scan the text (no
+ * signal applies to its kind). */
+void iq_rules_watch(struct iq_ruleset *rs, const char *const *lits, size_t n);
+long iq_rules_watched(const struct iq_ruleset *rs);
 
 /* Names the file whose records are matched next (borrowed until the next
  * call or the release; NULL for none), so that a PCRE2 limit hit can say

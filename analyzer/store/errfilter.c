@@ -123,6 +123,20 @@ static int error_words(const char *text, size_t n)
 	return has_word((const unsigned char *)text, z ? (size_t)(z - text) : n);
 }
 
+const char *const iq_error_word[IQ_ERROR_WORDS] = {
+	"error", "exception", "traceback", "fatal", "panic", "failed", "refused", "timed out",
+};
+
+int iq_error_severity(const char *sev, size_t n)
+{
+	return sev && error_severity(sev, n);
+}
+
+int iq_error_words(const char *text, size_t n)
+{
+	return text && error_words(text, n);
+}
+
 
 int iq_kind_has_text(enum iq_kind kind)
 {

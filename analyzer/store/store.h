@@ -29,6 +29,12 @@ int iq_store_scratch(struct iq_store *s, struct iq_diag *d);
  * of a kind whose text is searched for error words (iq_kind_has_text). */
 int iq_kind_has_text(enum iq_kind kind);
 int iq_error_like(int text_kind, const char *sev, size_t sevn, const char *text, size_t n);
+/* Its two halves: the severity test, and the error words in text (up to
+ * its first NUL, as LIKE reads it); the words themselves, lower case. */
+int iq_error_severity(const char *sev, size_t n);
+int iq_error_words(const char *text, size_t n);
+#define IQ_ERROR_WORDS 8
+extern const char *const iq_error_word[IQ_ERROR_WORDS];
 
 /* The paths of the files already in the database that a rerun must not
  * read again (every status but 'reading'), sorted by strcmp; *n gets the

@@ -90,6 +90,54 @@ static void test_match_with_typed_captures_and_kinds(void **state)
 	iq_rules_release(&rs);
 }
 
+/* Watched literals come back per record from the literal pass: case
+ * folded, whether or not a signal matched, one a signal shares as well;
+ * they make no signal match; -1 for a kind no signal looks at. */
+static void test_watched_literals_reported_per_record(void **state)
+{
+	(void)state;
+	static const char *const words[] = {"error", "timed out", "allocate"};
+	struct iq_ruleset rs;
+	struct iq_diag d;
+	iq_rules_init(&rs);
+	assert_int_equal(load(&rs,
+			      "{\"id\":\"p\",\"signals\":[{\"id\":\"oom\",\"kinds\":[\"log\"],"
+			      "\"patterns\":[\"allocate (?<tried>[\\\\d.]+ GiB)\"]}]}",
+			      &d), 0);
+	struct iq_record r;
+	iq_record_init(&r, IQ_KIND_LOG);
+	r.text = IQ_STR_LIT("x: allocate 2.00 GiB");
+	struct hit h = {0};
+	assert_int_equal(iq_rules_watched(&rs), -1); /* nothing watched yet */
+	/* after a first match: the prefilter is built again with them */
+	assert_int_equal(iq_rules_match(&rs, &r, on_hit, &h), 0);
+	iq_rules_watch(&rs, words, 3);
+	struct {
+		const char *text;
+		long want;
+		int hits;
+	} cases[] = {
+		{"x: allocate 2.00 GiB", 4, 1},
+		{"upstream Timed Out after an ERROR", 3, 0},
+		{"ERRO: nothing here", 0, 0},
+		{"errors: allocate 3 GiB, timed out", 7, 1},
+		{"", 0, 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		h.n = 0;
+		r.text = (struct iq_str){cases[i].text, strlen(cases[i].text)};
+		assert_int_equal(iq_rules_match(&rs, &r, on_hit, &h), 0);
+		assert_int_equal(iq_rules_watched(&rs), cases[i].want);
+		assert_int_equal(h.n, cases[i].hits);
+	}
+	/* no signal looks at http records: their text is not scanned */
+	iq_record_init(&r, IQ_KIND_HTTP);
+	r.text = IQ_STR_LIT("error");
+	assert_int_equal(iq_rules_match(&rs, &r, on_hit, &h), 0);
+	assert_int_equal(iq_rules_watched(&rs), -1);
+	iq_rules_release(&rs);
+}
+
 static void test_pack_test_cases_count_failures(void **state)
 {
 	(void)state;
@@ -487,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_json_syntax_error_has_line_and_column),
 		cmocka_unit_test(test_invalid_regex_names_signal_and_offset),
 		cmocka_unit_test(test_match_with_typed_captures_and_kinds),
+		cmocka_unit_test(test_watched_literals_reported_per_record),
 		cmocka_unit_test(test_pack_test_cases_count_failures),
 		cmocka_unit_test(test_builtin_pack_loads_and_passes),
 		cmocka_unit_test(test_json_pos_finds_values_and_keys),

@@ -595,8 +595,10 @@ static int by_starts(struct iq_store *s, const char *node, struct est *e, struct
 }
 
 /* Stores node's offset off (measured on times already moved by what
- * clock_skew says was applied) and moves the node's times. */
-static int record(struct iq_store *s, const char *node, const struct est *e, struct iq_diag *d)
+ * clock_skew says was applied) and moves the node's times; *moved is set
+ * when it did. */
+static int record(struct iq_store *s, const char *node, const struct est *e, int *moved,
+		  struct iq_diag *d)
 {
 	sqlite3 *db = iq_store_db(s);
 	sqlite3_stmt *w;
@@ -614,8 +616,7 @@ static int record(struct iq_store *s, const char *node, const struct est *e, str
 	int rc;
 	if (want != applied && (rc = apply(s, node, want - applied, d)) != 0)
 		return rc;
-	if (want != applied && iq_store_recount_time_sources(s))
-		return db_err(s, d);
+	*moved |= want != applied;
 	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO clock_skew VALUES (?1,?2,?3,?4,?5)", -1, &w, NULL) !=
 	    SQLITE_OK)
 		return db_err(s, d);
@@ -649,6 +650,7 @@ int iq_detect_skew(struct iq_store *s, struct iq_diag *d)
 	while (sqlite3_step(q) == SQLITE_ROW && nn < MAX_NODES)
 		nodes[nn++] = iq_xstrdup((const char *)sqlite3_column_text(q, 0));
 	sqlite3_finalize(q);
+	int moved = 0;
 	for (size_t i = 0; i < nn && !rc; i++) {
 		struct est e = {.samples = 0};
 		rc = by_requests(s, nodes[i], &e, d);
@@ -657,9 +659,12 @@ int iq_detect_skew(struct iq_store *s, struct iq_diag *d)
 		if (!rc && !e.samples)
 			rc = by_starts(s, nodes[i], &e, d);
 		if (!rc && e.samples)
-			rc = record(s, nodes[i], &e, d);
+			rc = record(s, nodes[i], &e, &moved, d);
 	}
 	for (size_t i = 0; i < nn; i++)
 		free(nodes[i]);
+	/* the moved records are skew_corrected now: one count for all nodes */
+	if (!rc && moved && iq_store_recount_time_sources(s))
+		rc = db_err(s, d);
 	return rc;
 }

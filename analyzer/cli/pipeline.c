@@ -92,7 +92,7 @@ struct parser {
 
 struct pipe {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;          /* broadcast on every change; waits time out */
+	pthread_cond_t cv[3];       /* one a role (enum role); waits time out */
 	struct job *head, *tail;    /* bundle order */
 	struct job *phead, *ptail;  /* files waiting for a parser */
 	int njobs;
@@ -125,14 +125,28 @@ static void unlock(struct pipe *p)
 	pthread_mutex_unlock(&p->mu);
 }
 
-static void wake(struct pipe *p)
+/* Who waits for what: the walker for room (fewer jobs, a file's chunks
+ * read), the parsers for work (a file, its chunks, room for batches), the
+ * writer for output (a job, its batches). A change wakes only the roles it
+ * can let go on: on a VM every needless wake-up is two context switches. */
+enum role { WALKER = 1, PARSERS = 2, WRITER = 4, EVERYONE = 7 };
+
+static void wake(struct pipe *p, int roles)
 {
-	pthread_cond_broadcast(&p->cv);
+	for (int i = 0; i < 3; i++)
+		if (roles & 1 << i)
+			pthread_cond_broadcast(&p->cv[i]);
 }
 
-/* Waits for a change (with the lock held); gives up after 50 ms so that a
- * signal that arrived meanwhile is seen. */
-static void wait_change(struct pipe *p)
+static int role_index(enum role r)
+{
+	return r == WALKER ? 0 : r == PARSERS ? 1 : 2;
+}
+
+/* Waits (with the lock held) until a change wakes role; gives up after 50
+ * ms so that a signal that arrived meanwhile is seen, and then wakes
+ * everyone to stop. */
+static void wait_change(struct pipe *p, enum role role)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_REALTIME, &t);
@@ -141,9 +155,11 @@ static void wait_change(struct pipe *p)
 		t.tv_sec++;
 		t.tv_nsec -= 1000000000L;
 	}
-	pthread_cond_timedwait(&p->cv, &p->mu, &t);
-	if (iq_interrupted())
+	pthread_cond_timedwait(&p->cv[role_index(role)], &p->mu, &t);
+	if (iq_interrupted() && !p->abort) {
 		p->abort = 1;
+		wake(p, EVERYONE);
+	}
 }
 
 static double thread_cpu(void)
@@ -195,7 +211,7 @@ static void job_append(struct pipe *p, struct job *j, int parse)
 			p->phead = j;
 		p->ptail = j;
 	}
-	wake(p);
+	wake(p, PARSERS | WRITER);
 }
 
 /* A fast 64-bit hash of a byte stream, fed chunk by chunk (chunks are
@@ -258,7 +274,7 @@ static int walk_member(struct iq_member *m, void *u)
 	struct pipe *p = u;
 	lock(p);
 	while (!p->abort && p->njobs >= p->max_jobs)
-		wait_change(p);
+		wait_change(p, WALKER);
 	int stop = p->abort;
 	unlock(p);
 	if (stop || iq_interrupted())
@@ -311,7 +327,7 @@ static int walk_member(struct iq_member *m, void *u)
 		uint64_t h = hash_feed(j->hash, c->data, c->n); /* only this thread writes it */
 		lock(p);
 		while (!p->abort && j->in_bytes >= IN_MAX)
-			wait_change(p);
+			wait_change(p, WALKER);
 		if (p->abort) {
 			unlock(p);
 			free(c);
@@ -326,7 +342,7 @@ static int walk_member(struct iq_member *m, void *u)
 			j->in_head = c;
 		j->in_tail = c;
 		j->in_bytes += c->n;
-		wake(p);
+		wake(p, PARSERS);
 		unlock(p);
 	}
 	lock(p);
@@ -336,7 +352,7 @@ static int walk_member(struct iq_member *m, void *u)
 		snprintf(j->read_msg, sizeof j->read_msg, "%s", rd.msg);
 	}
 	j->in_done = 1;
-	wake(p);
+	wake(p, PARSERS);
 	unlock(p);
 	return rc;
 }
@@ -353,7 +369,7 @@ static void *walker_main(void *u)
 		p->abort = 1;
 	if (p->timing)
 		p->walk_cpu_s = thread_cpu() - t0;
-	wake(p);
+	wake(p, EVERYONE);
 	unlock(p);
 	return NULL;
 }
@@ -395,7 +411,7 @@ static int batch_push(struct parser *w)
 	double t0 = p->timing ? wall_now() : 0;
 	lock(p);
 	while (!p->abort && j->out_bytes && j->out_bytes + sz > OUT_MAX)
-		wait_change(p);
+		wait_change(p, PARSERS);
 	if (p->timing)
 		w->wait_wall += wall_now() - t0;
 	int stop = p->abort;
@@ -406,7 +422,7 @@ static int batch_push(struct parser *w)
 			j->out_head = b;
 		j->out_tail = b;
 		j->out_bytes += sz;
-		wake(p);
+		wake(p, WRITER);
 	}
 	unlock(p);
 	if (stop) {
@@ -553,7 +569,7 @@ static ssize_t job_read(void *src, void *buf, size_t n, struct iq_diag *d)
 	double t0 = p->timing ? wall_now() : 0;
 	lock(p);
 	while (!p->abort && !j->in_head && !j->in_done)
-		wait_change(p);
+		wait_change(p, PARSERS);
 	if (p->timing)
 		w->wait_wall += wall_now() - t0;
 	if (p->abort) {
@@ -570,7 +586,7 @@ static ssize_t job_read(void *src, void *buf, size_t n, struct iq_diag *d)
 	if (!j->in_head)
 		j->in_tail = NULL;
 	j->in_bytes -= c->n;
-	wake(p);
+	wake(p, WALKER);
 	unlock(p);
 	size_t k = c->n < n ? c->n : n; /* chunks are never larger than a read */
 	memcpy(buf, c->data, k);
@@ -589,7 +605,7 @@ static void parse_job(struct parser *w, struct job *j)
 	if (!j->in_head)
 		j->in_tail = NULL;
 	j->in_bytes -= head->n;
-	wake(p);
+	wake(p, WALKER);
 	unlock(p);
 	struct iq_parse_ctx ctx;
 	memset(&ctx, 0, sizeof ctx);
@@ -621,7 +637,7 @@ static void parse_job(struct parser *w, struct job *j)
 	j->out_done = 1;
 	if (rc == IQ_ERR_NOMEM || rc == IQ_ERR_INTR)
 		p->abort = 1;
-	wake(p);
+	wake(p, EVERYONE);
 	unlock(p);
 	w->job = NULL;
 }
@@ -634,7 +650,7 @@ static void *parser_main(void *u)
 	for (;;) {
 		lock(p);
 		while (!p->abort && !p->phead && !p->walk_done)
-			wait_change(p);
+			wait_change(p, PARSERS);
 		struct job *j = p->abort ? NULL : p->phead;
 		if (j) {
 			p->phead = j->next_parse;
@@ -774,14 +790,14 @@ static struct iq_batch *next_batch(struct pipe *p, struct job *j)
 {
 	lock(p);
 	while (!p->abort && !j->out_head && !j->out_done)
-		wait_change(p);
+		wait_change(p, WRITER);
 	struct iq_batch *b = j->out_head;
 	if (b) {
 		j->out_head = b->next;
 		if (!j->out_head)
 			j->out_tail = NULL;
 		j->out_bytes -= iq_batch_bytes(b);
-		wake(p);
+		wake(p, PARSERS);
 	}
 	unlock(p);
 	return b;
@@ -1016,7 +1032,8 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 	struct pipe p;
 	memset(&p, 0, sizeof p);
 	pthread_mutex_init(&p.mu, NULL);
-	pthread_cond_init(&p.cv, NULL);
+	for (int i = 0; i < 3; i++)
+		pthread_cond_init(&p.cv[i], NULL);
 	p.bundle_path = path;
 	p.bundle = base_name(path);
 	p.wo.problem = walk_problem;
@@ -1065,7 +1082,7 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 	if (rc) {
 		lock(&p);
 		p.abort = 1;
-		wake(&p);
+		wake(&p, EVERYONE);
 		unlock(&p);
 	}
 
@@ -1074,7 +1091,7 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 	while (!rc) {
 		lock(&p);
 		while (!p.head && !p.walk_done && !p.abort)
-			wait_change(&p);
+			wait_change(&p, WRITER);
 		struct job *j = p.head;
 		int stop = p.abort && (!j || !j->out_done);
 		unlock(&p);
@@ -1101,14 +1118,14 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 		p.njobs--;
 		if (rc)
 			p.abort = 1;
-		wake(&p);
+		wake(&p, rc ? EVERYONE : WALKER);
 		unlock(&p);
 		job_free(j);
 	}
 	if (rc) {
 		lock(&p);
 		p.abort = 1;
-		wake(&p);
+		wake(&p, EVERYONE);
 		unlock(&p);
 	}
 	if (walker_started)
@@ -1172,7 +1189,8 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 	free(ws);
 	iq_store_paths_free(p.done, p.ndone);
 	seen_release(&seen);
-	pthread_cond_destroy(&p.cv);
+	for (int i = 0; i < 3; i++)
+		pthread_cond_destroy(&p.cv[i]);
 	pthread_mutex_destroy(&p.mu);
 	return rc;
 }

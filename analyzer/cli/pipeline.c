@@ -20,6 +20,10 @@
 #define CHUNK_BYTES IQ_HEAD_BYTES    /* what the walker hands on at a time */
 #define IN_MAX (4u << 20)            /* decompressed bytes waiting per file */
 #define OUT_MAX (12u << 20)          /* batch bytes waiting per file */
+/* A full queue lets its producer go on once it is half empty, and a
+ * starved parser is woken once a few chunks wait: a thread woken for every
+ * chunk would spend more on context switches than on the chunk. */
+#define IN_LOW (8u * CHUNK_BYTES)
 #define INTR_EVERY 4096              /* records between two looks at the signal flag */
 
 struct chunk {
@@ -326,8 +330,9 @@ static int walk_member(struct iq_member *m, void *u)
 		}
 		uint64_t h = hash_feed(j->hash, c->data, c->n); /* only this thread writes it */
 		lock(p);
-		while (!p->abort && j->in_bytes >= IN_MAX)
-			wait_change(p, WALKER);
+		if (j->in_bytes >= IN_MAX)
+			while (!p->abort && j->in_bytes > IN_MAX / 2)
+				wait_change(p, WALKER);
 		if (p->abort) {
 			unlock(p);
 			free(c);
@@ -342,7 +347,8 @@ static int walk_member(struct iq_member *m, void *u)
 			j->in_head = c;
 		j->in_tail = c;
 		j->in_bytes += c->n;
-		wake(p, PARSERS);
+		if (j->in_bytes >= IN_LOW)
+			wake(p, PARSERS);
 		unlock(p);
 	}
 	lock(p);
@@ -410,8 +416,10 @@ static int batch_push(struct parser *w)
 	size_t sz = iq_batch_bytes(b);
 	double t0 = p->timing ? wall_now() : 0;
 	lock(p);
-	while (!p->abort && j->out_bytes && j->out_bytes + sz > OUT_MAX)
-		wait_change(p, PARSERS);
+	if (j->out_bytes && j->out_bytes + sz > OUT_MAX)
+		while (!p->abort && j->out_bytes &&
+		       (j->out_bytes > OUT_MAX / 2 || j->out_bytes + sz > OUT_MAX))
+			wait_change(p, PARSERS);
 	if (p->timing)
 		w->wait_wall += wall_now() - t0;
 	int stop = p->abort;
@@ -586,7 +594,8 @@ static ssize_t job_read(void *src, void *buf, size_t n, struct iq_diag *d)
 	if (!j->in_head)
 		j->in_tail = NULL;
 	j->in_bytes -= c->n;
-	wake(p, WALKER);
+	if (j->in_bytes <= IN_MAX / 2)
+		wake(p, WALKER);
 	unlock(p);
 	size_t k = c->n < n ? c->n : n; /* chunks are never larger than a read */
 	memcpy(buf, c->data, k);
@@ -797,7 +806,8 @@ static struct iq_batch *next_batch(struct pipe *p, struct job *j)
 		if (!j->out_head)
 			j->out_tail = NULL;
 		j->out_bytes -= iq_batch_bytes(b);
-		wake(p, PARSERS);
+		if (j->out_bytes <= OUT_MAX / 2)
+			wake(p, PARSERS);
 	}
 	unlock(p);
 	return b;

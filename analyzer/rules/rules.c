@@ -939,7 +939,11 @@ static struct iq_prefilter *prefilter_of(struct iq_ruleset *rs)
 		rs->watch_only = 0;
 		for (size_t k = 0; k < rs->nwatch; k++) {
 			rs->watch_id[k] = iq_pf_add(pf, rs->watch[k]);
-			if (rs->watch_id[k] >= before)
+			/* new to the prefilter, and not a repeat of an earlier word */
+			int fresh = rs->watch_id[k] >= before;
+			for (size_t i = 0; i < k && fresh; i++)
+				fresh = rs->watch_id[i] != rs->watch_id[k];
+			if (fresh)
 				rs->watch_only |= 1u << k;
 		}
 		rs->prefilter = pf;

@@ -76,12 +76,12 @@ typedef int (*iq_match_fn)(void *u, const char *pack, const char *signal,
  * reference's id; an exception that matches cancels the signal.
  * Returns 0, fn's non-zero result, or IQ_ERR_NOMEM. */
 int iq_rules_match(struct iq_ruleset *rs, const struct iq_record *r, iq_match_fn fn, void *u);
-/* Literals (lower case, at most 32, the array kept) whose presence in each
- * record's text the matcher reports, found in the pass that looks for the
- * signals' literals: ASCII case folded, anywhere in the text. After
- * iq_rules_match, iq_rules_watched gives the set found in that record's
- * text (bit i for lits[i]), or -1 when the match did not scan the text (no
- * signal applies to its kind). */
+/* Literals (lower case, two bytes or more, at most 32; the array is kept,
+ * not copied) whose presence in each record's text the matcher reports,
+ * found in the pass that looks for the signals' literals: ASCII case
+ * folded, anywhere in the text. After iq_rules_match, iq_rules_watched
+ * gives the set found in that record's text (bit i for lits[i]), or -1
+ * when the match did not scan the text (no signal applies to its kind). */
 void iq_rules_watch(struct iq_ruleset *rs, const char *const *lits, size_t n);
 long iq_rules_watched(const struct iq_ruleset *rs);
 

@@ -336,11 +336,11 @@ static void tpl_row(sqlite3_context *ctx, int argc, sqlite3_value **v)
 	}
 	const char *sev = (const char *)sqlite3_value_text(v[2]);
 	size_t sevn = (size_t)sqlite3_value_bytes(v[2]);
-	int keep = sev && iq_error_like(0, sev, sevn, NULL, 0);
-	if (!keep && kind_of_text(sqlite3_value_text(v[1]))) {
-		const char *text = (const char *)sqlite3_value_text(v[3]);
-		keep = iq_error_like(1, NULL, 0, text, (size_t)sqlite3_value_bytes(v[3]));
-	}
+	int keep = iq_error_severity(sev, sevn);
+	/* the text is read only when the severity did not decide */
+	if (!keep && kind_of_text(sqlite3_value_text(v[1])))
+		keep = iq_error_words((const char *)sqlite3_value_text(v[3]),
+				      (size_t)sqlite3_value_bytes(v[3]));
 	sqlite3_result_int(ctx, keep);
 }
 

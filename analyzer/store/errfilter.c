@@ -11,7 +11,7 @@
 #include "store.h"
 
 /* severity IN ('ERROR', 'WARN', ...) of iq_tpl_sql. */
-static int error_severity(const char *s, size_t n)
+int iq_error_severity(const char *s, size_t n)
 {
 	static const char *const by_first[][4] = {
 		{"ERROR", "E", "Error", NULL}, {"WARN", "WARNING", "W", "Warning"}, {"error", "err", NULL, NULL},
@@ -30,15 +30,21 @@ static int error_severity(const char *s, size_t n)
 	return 0;
 }
 
-/* The words of iq_tpl_sql's LIKEs, lower case, and the offset of the
- * byte the vector test pairs with the first. */
+/* The words of iq_tpl_sql's LIKEs, lower case, once for both lists below. */
+#define ERROR_WORDS(X) \
+	X("error") X("exception") X("traceback") X("fatal") X("panic") X("failed") X("refused") X("timed out")
+
+/* Each word, its length, and the offset of the byte the vector test pairs
+ * with the first (its last). */
+#define WORD_ENTRY(w) {w, sizeof w - 1, sizeof w - 2},
 static const struct {
 	const char *w;
 	size_t len, far;
-} words[] = {
-	{"error", 5, 4}, {"exception", 9, 8}, {"traceback", 9, 8}, {"fatal", 5, 4},
-	{"panic", 5, 4}, {"failed", 6, 5}, {"refused", 7, 6}, {"timed out", 9, 8},
-};
+} words[] = {ERROR_WORDS(WORD_ENTRY)};
+
+#define WORD_NAME(w) w,
+const char *const iq_error_word[IQ_ERROR_WORDS] = {ERROR_WORDS(WORD_NAME)};
+_Static_assert(sizeof words / sizeof *words == IQ_ERROR_WORDS, "IQ_ERROR_WORDS is the word count");
 
 /* Is one of the words at s (n bytes left), ASCII case folded as LIKE does? */
 static int word_at(const unsigned char *s, size_t n)
@@ -117,26 +123,13 @@ static int has_word(const unsigned char *s, size_t n)
 }
 
 /* r.text LIKE '%error%' OR ... : LIKE reads the text up to its first NUL. */
-static int error_words(const char *text, size_t n)
+int iq_error_words(const char *text, size_t n)
 {
+	if (!text)
+		return 0;
 	const char *z = memchr(text, '\0', n);
 	return has_word((const unsigned char *)text, z ? (size_t)(z - text) : n);
 }
-
-const char *const iq_error_word[IQ_ERROR_WORDS] = {
-	"error", "exception", "traceback", "fatal", "panic", "failed", "refused", "timed out",
-};
-
-int iq_error_severity(const char *sev, size_t n)
-{
-	return sev && error_severity(sev, n);
-}
-
-int iq_error_words(const char *text, size_t n)
-{
-	return text && error_words(text, n);
-}
-
 
 int iq_kind_has_text(enum iq_kind kind)
 {
@@ -145,7 +138,5 @@ int iq_kind_has_text(enum iq_kind kind)
 
 int iq_error_like(int text_kind, const char *sev, size_t sevn, const char *text, size_t n)
 {
-	if (sev && error_severity(sev, sevn))
-		return 1;
-	return text_kind && text && error_words(text, n);
+	return iq_error_severity(sev, sevn) || (text_kind && iq_error_words(text, n));
 }

@@ -529,14 +529,18 @@ static int on_record(void *u, const struct iq_record *r)
 	/* an error no signal explains: for the appendix, found here once
 	 * rather than by the report reading every record again. The error
 	 * words came with the matcher's literal pass (iq_rules_watch), but
-	 * for a text it did not scan or one with a NUL (LIKE stops there). */
+	 * for a text it did not scan, or one where a word found may lie past
+	 * a NUL (LIKE stops there). */
 	struct iq_batch_rec *br = &w->b->recs[w->b->n - 1];
 	if (!br->nmatches) {
 		int err = iq_error_severity(r->severity.p, r->severity.n);
 		if (!err && iq_kind_has_text(r->kind)) {
+			/* no word anywhere in the text: none before a NUL either */
 			long ww = iq_rules_watched(w->rs);
-			if (ww >= 0 && !(r->text.n && memchr(r->text.p, '\0', r->text.n)))
-				err = ww != 0;
+			if (ww == 0)
+				err = 0;
+			else if (ww > 0 && !(r->text.n && memchr(r->text.p, '\0', r->text.n)))
+				err = 1;
 			else
 				err = iq_error_words(r->text.p, r->text.n);
 		}

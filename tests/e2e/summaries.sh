@@ -72,6 +72,22 @@ python3 fixtures/gen/make_bundle.py --out "$tmp/sk.tar.gz" --seed 3 --skew gpu-n
   ko "skew: no skew_corrected records counted"
 check skew "$tmp/sk/inquest.db" 1
 
+# NUL bytes in a text: LIKE stops at the first, so an error word after it
+# does not count, one before it does (past the first 64 KiB, which the
+# sniffer reads, so the file stays a log)
+mkdir -p "$tmp/n/nodes/gpu-node-1/var/log"
+python3 -c 'import sys
+out = sys.stdout.buffer
+for i in range(2000):
+    out.write(b"2026-11-30 14:00:%02d INFO request %d served\n" % (i % 60, i))
+out.write(b"2026-11-30 14:01:00 INFO ok\0 then an error after the NUL\n")
+out.write(b"2026-11-30 14:01:01 INFO an error\0 before the NUL\n")
+out.write(b"2026-11-30 14:01:02 INFO request timed out\n")' > "$tmp/n/nodes/gpu-node-1/var/log/app.log"
+"$bin" analyze "$tmp/n" -o "$tmp/no" --quiet || ko "nul: exit $?"
+[ "$(q "$tmp/no/inquest.db" "SELECT group_concat(r.line, ' ') FROM error_records e JOIN records r ON r.id = e.record_id")" = "2002 2003" ] && ok ||
+  ko "nul: error_records lines '$(q "$tmp/no/inquest.db" "SELECT group_concat(r.line, ' ') FROM error_records e JOIN records r ON r.id = e.record_id")', expected 2002 2003"
+check nul "$tmp/no/inquest.db" 2
+
 # a copy stored, then forgotten, and a second bundle into the same database
 pods=incident-2026-11-30/nodes/gpu-node-1/var/log/pods/inference_vllm-0_7c1e4a52-3b9d-4f0e-a6d2-9e81c5f03b17/vllm
 mkdir -p "$tmp/x"

@@ -5,8 +5,10 @@
  * all packs are found in one pass over the text: each literal is found by
  * its rarest (lower-cased) byte pair, and the scan tests every position's
  * byte against the set of bytes such pairs start with (sixteen at a time
- * where the CPU has SSSE3). The test is case-insensitive, so it can only
- * let through more than the regex would match, never less. */
+ * where the CPU has SSSE3). The pairs start as guessed from letter ranks;
+ * after the first IQ_PF_LEARN bytes of text they are chosen again from the
+ * pairs that text had (relearn). The test is case-insensitive, so it can
+ * only let through more than the regex would match, never less. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +190,8 @@ struct iq_prefilter *iq_pf_new(void)
 	pf->head = iq_xmalloc(65536 * sizeof *pf->head);
 	memset(pf->head, 0xff, 65536 * sizeof *pf->head);
 	pf->bits = iq_xcalloc(65536 / 64, sizeof *pf->bits);
+	pf->pairs = iq_xcalloc(65536, sizeof *pf->pairs);
+	pf->learn_left = IQ_PF_LEARN;
 #if IQ_PF_SIMD
 	__builtin_cpu_init();
 	pf->simd = __builtin_cpu_supports("ssse3");
@@ -201,10 +205,146 @@ void iq_pf_free(struct iq_prefilter *pf)
 		return;
 	free(pf->head);
 	free(pf->bits);
+	free(pf->pairs);
 	free(pf->lits);
 	free(pf->next);
 	free(pf->seen);
 	free(pf);
+}
+
+/* Puts the pair at offset at of literal id into the chains and the
+ * bucket's nibble sets, in both cases of each byte. */
+static void link_lit(struct iq_prefilter *pf, uint32_t id, size_t at, unsigned bucket)
+{
+	struct iq_pf_lit *lit = &pf->lits[id];
+	unsigned char a = (unsigned char)lit->s[at], b = (unsigned char)lit->s[at + 1];
+	unsigned k = pair_of(a, b);
+	lit->anchor = (unsigned char)at;
+	pf->next[id] = pf->head[k];
+	pf->head[k] = id;
+	pf->bits[k >> 6] |= 1ull << (k & 63);
+	mark_pair(pf, a, b, bucket);
+	mark_pair(pf, upper_of(a), b, bucket);
+	mark_pair(pf, a, upper_of(b), bucket);
+	mark_pair(pf, upper_of(a), upper_of(b), bucket);
+}
+
+/* Before any text is seen: the pair whose bytes are rarer in logs in
+ * general (the first of equals), in the bucket of its first byte's high
+ * nibble. */
+static void link_static(struct iq_prefilter *pf, uint32_t id)
+{
+	const struct iq_pf_lit *lit = &pf->lits[id];
+	size_t best = 0;
+	unsigned best_score = ~0u;
+	for (size_t i = 0; i + 1 < lit->n; i++) {
+		/* the first byte is what the scan tests at every position */
+		unsigned sc = common((unsigned char)lit->s[i]) * 64 + common((unsigned char)lit->s[i + 1]);
+		if (sc < best_score) {
+			best_score = sc;
+			best = i;
+		}
+	}
+	link_lit(pf, id, best, (unsigned char)lit->s[best] >> 4);
+}
+
+/* A byte pair of the learnt text and how often it occurred. */
+struct seen_pair {
+	unsigned char a, b;
+	int covered;       /* already a candidate of the buckets so far */
+	uint32_t count;
+};
+
+/* Would pair p be a candidate of bucket bk with (x, y) and their upper
+ * cases added to it? */
+static int passes(const struct iq_prefilter *pf, const struct seen_pair *p, unsigned bk,
+		  unsigned char x, unsigned char y)
+{
+	unsigned char X = upper_of(x), Y = upper_of(y);
+	int lo1 = (pf->lo1[p->a & 15] >> bk & 1) || (p->a & 15) == (x & 15) || (p->a & 15) == (X & 15);
+	int hi1 = (pf->hi1[p->a >> 4] >> bk & 1) || p->a >> 4 == x >> 4 || p->a >> 4 == X >> 4;
+	int lo2 = (pf->lo2[p->b & 15] >> bk & 1) || (p->b & 15) == (y & 15) || (p->b & 15) == (Y & 15);
+	int hi2 = (pf->hi2[p->b >> 4] >> bk & 1) || p->b >> 4 == y >> 4 || p->b >> 4 == Y >> 4;
+	return lo1 && hi1 && lo2 && hi2;
+}
+
+/* How often the text had the pair (a, b) in any case. */
+static uint64_t folded_count(const struct iq_prefilter *pf, unsigned char a, unsigned char b)
+{
+	unsigned char A = upper_of(a), B = upper_of(b);
+	uint64_t n = pf->pairs[a << 8 | b];
+	if (A != a)
+		n += pf->pairs[A << 8 | b];
+	if (B != b)
+		n += pf->pairs[a << 8 | B];
+	if (A != a && B != b)
+		n += pf->pairs[A << 8 | B];
+	return n;
+}
+
+/* The text learnt from is enough: each literal in turn gets the pair and
+ * bucket that add the fewest candidate positions in that text (positions
+ * the scan stops at: nibbles of several pairs of a bucket mix, so a rare
+ * pair in a crowded bucket can cost more than a commoner one alone).
+ * Which literals a text contains is the same for any choice; only the
+ * number of positions checked changes. */
+static void relearn(struct iq_prefilter *pf)
+{
+	size_t np = 0;
+	for (unsigned k = 0; k < 65536; k++)
+		np += pf->pairs[k] != 0;
+	struct seen_pair *sp = iq_xmalloc((np ? np : 1) * sizeof *sp);
+	np = 0;
+	for (unsigned k = 0; k < 65536; k++)
+		if (pf->pairs[k])
+			sp[np++] = (struct seen_pair){(unsigned char)(k >> 8), (unsigned char)k, 0,
+						      pf->pairs[k]};
+	memset(pf->head, 0xff, 65536 * sizeof *pf->head);
+	memset(pf->bits, 0, 65536 / 64 * sizeof *pf->bits);
+	memset(pf->first, 0, sizeof pf->first);
+	memset(pf->lo1, 0, sizeof pf->lo1);
+	memset(pf->hi1, 0, sizeof pf->hi1);
+	memset(pf->lo2, 0, sizeof pf->lo2);
+	memset(pf->hi2, 0, sizeof pf->hi2);
+	for (uint32_t id = 0; id < pf->nlits; id++) {
+		const unsigned char *s = (const unsigned char *)pf->lits[id].s;
+		size_t best_at = 0;
+		unsigned best_bk = 0;
+		uint64_t best_cost = UINT64_MAX;
+		for (size_t i = 0; i + 1 < pf->lits[id].n; i++)
+			for (unsigned bk = 0; bk < 8; bk++) {
+				/* a position with the pair itself costs a
+				 * walk of its chain as well */
+				uint64_t cost = 2 * (uint64_t)folded_count(pf, s[i], s[i + 1]);
+				for (size_t j = 0; j < np && cost < best_cost; j++)
+					if (!sp[j].covered && passes(pf, &sp[j], bk, s[i], s[i + 1]))
+						cost += sp[j].count;
+				if (cost < best_cost) {
+					best_cost = cost;
+					best_at = i;
+					best_bk = bk;
+				}
+			}
+		for (size_t j = 0; j < np; j++)
+			if (!sp[j].covered && passes(pf, &sp[j], best_bk, s[best_at], s[best_at + 1]))
+				sp[j].covered = 1;
+		link_lit(pf, id, best_at, best_bk);
+	}
+	free(sp);
+	free(pf->pairs);
+	pf->pairs = NULL;
+	pf->learn_left = 0;
+}
+
+/* Counts the text's byte pairs as they are (the scan sees both cases). */
+static void learn(struct iq_prefilter *pf, const unsigned char *t, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i++)
+		pf->pairs[(unsigned)t[i] << 8 | t[i + 1]]++;
+	if (n < pf->learn_left)
+		pf->learn_left -= n;
+	else
+		relearn(pf);
 }
 
 uint32_t iq_pf_add(struct iq_prefilter *pf, const char *lit)
@@ -222,28 +362,7 @@ uint32_t iq_pf_add(struct iq_prefilter *pf, const char *lit)
 	uint32_t id = (uint32_t)pf->nlits++;
 	memcpy(pf->lits[id].s, lit, n + 1);
 	pf->lits[id].n = (unsigned char)n;
-	/* the rarest pair; the first of equals */
-	size_t best = 0;
-	unsigned best_score = ~0u;
-	for (size_t i = 0; i + 1 < n; i++) {
-		/* the first byte is what the scan tests at every position */
-		unsigned sc = common((unsigned char)lit[i]) * 64 + common((unsigned char)lit[i + 1]);
-		if (sc < best_score) {
-			best_score = sc;
-			best = i;
-		}
-	}
-	pf->lits[id].anchor = (unsigned char)best;
-	unsigned k = pair_of((unsigned char)lit[best], (unsigned char)lit[best + 1]);
-	pf->next[id] = pf->head[k];
-	pf->head[k] = id;
-	pf->bits[k >> 6] |= 1ull << (k & 63);
-	unsigned char a = (unsigned char)lit[best], b = (unsigned char)lit[best + 1];
-	unsigned bucket = (unsigned)(a >> 4);
-	mark_pair(pf, a, b, bucket);
-	mark_pair(pf, upper_of(a), b, bucket);
-	mark_pair(pf, a, upper_of(b), bucket);
-	mark_pair(pf, upper_of(a), upper_of(b), bucket);
+	link_static(pf, id);
 	pf->seen[id] = 0;
 	return id;
 }
@@ -314,6 +433,8 @@ void iq_pf_scan(struct iq_prefilter *pf, const char *text, size_t n)
 		memset(pf->seen, 0, pf->nlits * sizeof *pf->seen);
 		pf->gen = 1;
 	}
+	if (pf->learn_left)
+		learn(pf, t, n);
 	size_t i = 0;
 #if IQ_PF_SIMD
 	if (pf->simd)

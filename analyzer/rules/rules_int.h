@@ -22,6 +22,7 @@ struct iq_field {
 /* The literal prefilter (prefilter.c). */
 #define IQ_LIT_MAX 32          /* longest literal kept, with its NUL */
 #define IQ_PF_ALTS 8           /* alternatives of a pattern with literals */
+#define IQ_PF_LEARN (4u << 20) /* text bytes whose byte pairs pick the anchors */
 
 struct iq_pf_lit {
 	char s[IQ_LIT_MAX];    /* lower case */
@@ -45,6 +46,10 @@ struct iq_prefilter {
 	uint32_t *seen;        /* == gen when found in the current text */
 	size_t nlits, cap;
 	uint32_t gen;
+	/* byte-pair counts of the first IQ_PF_LEARN bytes scanned; then each
+	 * literal's anchor becomes its pair seen least often (NULL after) */
+	uint32_t *pairs;
+	size_t learn_left;
 };
 
 /* The literals one of a pattern's alternatives must contain (nalt == 0:

@@ -7,8 +7,8 @@ CC      ?= cc
 O       ?= build
 
 DEB_PKGS := libpcre2-dev libsqlite3-dev libarchive-dev libjansson-dev \
-            libcmocka-dev libyaml-dev pkg-config python3 groff-base tzdata
-PKGS     := libpcre2-8 sqlite3 libarchive jansson yaml-0.1
+            libcmocka-dev libyaml-dev libisal-dev pkg-config python3 groff-base tzdata
+PKGS     := libpcre2-8 sqlite3 libarchive jansson yaml-0.1 libisal
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Wvla -Wno-format-nonliteral

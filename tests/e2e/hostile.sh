@@ -75,6 +75,20 @@ want_oom
 want_q "SELECT status FROM files WHERE path LIKE '%big.log'" error
 want_q "SELECT count(*) > 0 FROM problems WHERE path = 'truncated.tar.gz'" 1
 
+# the bundle's gzip stream in two members, junk after them: every line
+an members "$in/members.tar.gz"
+want_rc 0
+want_q "SELECT lines_read || ' ' || status FROM files WHERE path LIKE '%rows.log'" "100000 done"
+want_q "SELECT count(*) FROM problems" 0
+# damaged bytes in it that still inflate to a tar of the right length:
+# only the gzip checksum, after the tar's end, tells
+an damaged "$in/damaged.tar.gz"
+want_rc 0
+want_err 'damaged.tar.gz: gzip checksum mismatch: the archive is damaged'
+want_oom
+want_q "SELECT count(*) FROM problems WHERE path = 'damaged.tar.gz' AND message LIKE 'gzip checksum mismatch%'" 1
+want_q "SELECT count(*) FROM files WHERE status = 'done'" 2
+
 an corrupt "$in/corrupt-member.tar"
 want_rc 0
 want_err 'corrupt-member.tar!a/rotated.log.1.gz:[0-9][0-9]*: gzip decompression failed'
@@ -117,6 +131,12 @@ want_q "SELECT count(*) FROM files WHERE status = 'cut'" 1
 an bomb2 "$in/bomb.tar.gz" --max-bundle-bytes 8M
 want_rc 0
 want_err 'over the limit of 8388608 bytes: rest of the bundle not read (--max-bundle-bytes raises it)'
+want_q "SELECT count(*) FROM files" 1
+# the bomb's rest past the member limit is inflated to be skipped, and
+# that counts against the bundle limit: the walk stops inside it
+an bomb3 "$in/bomb.tar.gz" --max-member-bytes 16M --max-bundle-bytes 64M
+want_rc 0
+want_err 'over the limit of 67108864 bytes: rest of the bundle not read (--max-bundle-bytes raises it)'
 want_q "SELECT count(*) FROM files" 1
 an badsize "$in/bomb.tar.gz" --max-member-bytes 12Q
 want_rc 2

@@ -51,6 +51,25 @@ def case_truncated(d):
     open(f"{d}/truncated.tar.gz", "wb").write(data[: len(data) // 2])
 
 
+def case_gzip_streams(d):
+    # the bundle's own gzip stream: a tar cut into two gzip members with
+    # junk after the last (as "cat a.gz b.gz" and some uploaders make), and
+    # one whose deflate data has a damaged byte past the good member
+    filler = b"".join(b"2026-11-30T14:04:%02d.000000000Z stdout F row %d %s\n" % (i % 60, i, b"%x" % (i * 2654435761))
+                      for i in range(100000))
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as t:
+        tar_add(t, GOOD_NAME, GOOD)
+        tar_add(t, "nodes/n1/rows.log", filler)
+    tar = buf.getvalue()
+    cut = 1000 * 512 + 100
+    open(f"{d}/members.tar.gz", "wb").write(gz(tar[:cut]) + gz(tar[cut:]) + b"not gzip\n")
+    data = bytearray(gz(tar))
+    for i in range(len(data) // 2, len(data) // 2 + 64):
+        data[i] ^= 0x5a
+    open(f"{d}/damaged.tar.gz", "wb").write(bytes(data))
+
+
 def case_packs(d):
     import json
     os.makedirs(f"{d}/packs", exist_ok=True)

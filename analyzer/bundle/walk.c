@@ -119,6 +119,16 @@ static ssize_t gz_more_input(struct gunzip *g, const char **err)
 	return r;
 }
 
+/* More input in the middle of a member: there must be some. */
+static int gz_need_input(struct gunzip *g, const char **err)
+{
+	if (g->eof) {
+		*err = "truncated gzip input";
+		return -1;
+	}
+	return gz_more_input(g, err) < 0 ? -1 : 0;
+}
+
 static ssize_t gz_inflate_some(struct gunzip *g, unsigned char *out, size_t cap, const char **err);
 
 /* Inflates up to cap bytes into out: the count, 0 at the end, -1 with *err
@@ -161,11 +171,7 @@ static ssize_t gz_inflate_some(struct gunzip *g, unsigned char *out, size_t cap,
 			g->st.avail_out = aout;
 		}
 		if (!g->st.avail_in) {
-			if (g->eof) {
-				*err = "truncated gzip input";
-				return -1;
-			}
-			if (gz_more_input(g, err) < 0)
+			if (gz_need_input(g, err) < 0)
 				return -1;
 			continue;
 		}
@@ -178,14 +184,8 @@ static ssize_t gz_inflate_some(struct gunzip *g, unsigned char *out, size_t cap,
 		/* input left that inflate would not take: it waits for more
 		 * (a header or trailer cut by the read) */
 		if (g->st.avail_in == before_in && g->st.avail_out == before_out &&
-		    g->st.block_state != ISAL_BLOCK_FINISH) {
-			if (g->eof) {
-				*err = "truncated gzip input";
-				return -1;
-			}
-			if (gz_more_input(g, err) < 0)
-				return -1;
-		}
+		    g->st.block_state != ISAL_BLOCK_FINISH && gz_need_input(g, err) < 0)
+			return -1;
 	}
 	return (ssize_t)(cap - g->st.avail_out);
 }
@@ -216,12 +216,8 @@ static struct gunzip *gz_open_tar(int fd, const unsigned char *peek, size_t plen
 {
 	if (plen < 3 || peek[0] != 0x1f || peek[1] != 0x8b || peek[2] != 8)
 		return NULL;
-	struct gunzip *g = iq_xmalloc(sizeof *g);
+	struct gunzip *g = iq_xcalloc(1, sizeof *g);
 	g->fd = fd;
-	g->eof = g->done = 0;
-	g->err = NULL;
-	g->err_told = 0;
-	g->ready = 0;
 	isal_inflate_init(&g->st);
 	g->st.crc_flag = ISAL_GZIP;
 	const char *err = NULL;

@@ -148,7 +148,22 @@ static int starts(const char *s, size_t n, const char *lit)
 	return n >= l && memcmp(s, lit, l) == 0;
 }
 
-/* A dotted Python name, with Ray's "(Cause)" suffix, then ':' or the end. */
+/* Names that open log lines ("INFO:     Shutting down", uvicorn's and
+ * Python logging's "LEVEL:name:msg"), not exceptions. */
+static int log_level_name(const char *s, size_t n)
+{
+	static const char *const levels[] = {"DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR",
+					     "CRITICAL", "FATAL", "TRACE"};
+	for (size_t k = 0; k < IQ_ARRAY_LEN(levels); k++)
+		if (strlen(levels[k]) == n && memcmp(s, levels[k], n) == 0)
+			return 1;
+	return 0;
+}
+
+/* A dotted Python name, with Ray's "(Cause)" suffix, then the end or
+ * ": " and the message: Python prints "Name: message" with one space, so
+ * a name followed by a run of spaces, or a log level's name, is a log
+ * line of its own. */
 static int exception_line(const char *s, size_t n)
 {
 	size_t i = 0;
@@ -157,13 +172,20 @@ static int exception_line(const char *s, size_t n)
 	while (i < n && (s[i] == '_' || s[i] == '.' || is_digit(s[i]) ||
 			 (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z')))
 		i++;
+	if (log_level_name(s, i))
+		return 0;
 	if (i < n && s[i] == '(') {
 		const char *e = memchr(s + i, ')', n - i);
 		if (!e)
 			return 0;
 		i = (size_t)(e - s) + 1;
 	}
-	return i == n || s[i] == ':';
+	if (i == n)
+		return 1;
+	if (s[i] != ':')
+		return 0;
+	/* "Name:" alone, or "Name: message" */
+	return i + 1 == n || (s[i + 1] == ' ' && (i + 2 == n || s[i + 2] != ' '));
 }
 
 static enum body classify(const char *s, size_t n)
@@ -311,14 +333,22 @@ static int append_held(struct iq_tb *tb, const struct iq_tb_line *l)
 	return append(tb, l);
 }
 
+/* Does the line end with the traceback header? It may follow a message
+ * ("EngineCore hit an exception: Traceback (most recent call last):"),
+ * but the frames must follow on lines of their own: a header inside a
+ * line (a JSON record's "exc_info":"Traceback ...\n  File ...") is the
+ * whole traceback in one record already. */
+static int header_ends(const char *s, size_t n)
+{
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+		n--;
+	return n >= sizeof header - 1 && memcmp(s + n - (sizeof header - 1), header, sizeof header - 1) == 0;
+}
+
 int iq_tb_feed(struct iq_tb *tb, const struct iq_tb_line *l, iq_tb_emit_fn emit, void *u)
 {
-	if (tb->state == TB_NONE) {
-		if (l->text.n >= sizeof header - 1 &&
-		    iq_memmem(l->text.p, l->text.n, header, sizeof header - 1))
-			return start(tb, l);
-		return emit(u, l);
-	}
+	if (tb->state == TB_NONE)
+		return header_ends(l->text.p, l->text.n) ? start(tb, l) : emit(u, l);
 	const char *s = l->text.p;
 	size_t n = l->text.n, tl;
 	iq_tb_wrapper_len(s, n, &tl);

@@ -61,8 +61,40 @@ void iq_record_init(struct iq_record *r, enum iq_kind kind)
 	}
 }
 
+/* The value of a structured (JSON) log line's level key near its start:
+ * {"ts":…,"level":"error",…}, "severity", "lvl", "levelname". */
+static struct iq_str json_level(const char *s, size_t n)
+{
+	static const char *const keys[] = {"\"level\"", "\"severity\"", "\"lvl\"", "\"levelname\""};
+	size_t lim = n < 400 ? n : 400;
+	for (size_t k = 0; k < IQ_ARRAY_LEN(keys); k++) {
+		size_t kl = strlen(keys[k]);
+		const char *p = iq_memmem(s, lim, keys[k], kl);
+		if (!p)
+			continue;
+		size_t i = (size_t)(p - s) + kl;
+		while (i < n && s[i] == ' ')
+			i++;
+		if (i >= n || s[i] != ':')
+			continue;
+		i++;
+		while (i < n && s[i] == ' ')
+			i++;
+		if (i >= n || s[i] != '"')
+			continue;
+		size_t b = ++i;
+		while (i < n && i - b < 16 && ((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z')))
+			i++;
+		if (i < n && s[i] == '"' && i > b)
+			return iq_str_make(s + b, i - b);
+	}
+	return IQ_STR_NULL;
+}
+
 struct iq_str iq_log_severity(const char *s, size_t n)
 {
+	if (n > 2 && s[0] == '{')
+		return json_level(s, n);
 	static const char *const words[] = {
 		"CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "TRACE",
 	};

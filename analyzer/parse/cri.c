@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "inner.h"
 #include "traceback.h"
 
 /* Where a stream's P chunks gather until its F. */
@@ -20,6 +21,7 @@ enum { STDOUT, STDERR, NSLOTS };
 struct cri {
 	struct chunks slot[NSLOTS];
 	struct iq_tb tb[NSLOTS];   /* Python tracebacks joined per stream */
+	struct iq_inner inner;     /* a proxy's access log inside */
 };
 
 /* One line taken apart; slices point into the line. */
@@ -69,15 +71,20 @@ static int split(const char *s, size_t n, struct cri_line *l)
 struct out {
 	const struct iq_parse_ctx *ctx;
 	int slot;
+	struct iq_inner *inner;
 };
 
 static int emit(void *u, const struct iq_tb_line *l)
 {
 	const struct out *o = u;
+	struct iq_str stream = o->slot == STDOUT ? IQ_STR_LIT("stdout") : IQ_STR_LIT("stderr");
+	int in = iq_inner_offer(o->inner, o->ctx, l->line, l->nlines, l->ts, stream, l->text);
+	if (in)
+		return in < 0 ? in : 0;
 	struct iq_record r;
 	iq_tb_record(&r, l);
 	r.ts_how = l->ts == IQ_TIME_NONE ? IQ_TS_NONE : IQ_TS_EXPLICIT;
-	r.stream = o->slot == STDOUT ? IQ_STR_LIT("stdout") : IQ_STR_LIT("stderr");
+	r.stream = stream;
 	return o->ctx->sink.record(o->ctx->sink.u, &r);
 }
 
@@ -88,7 +95,7 @@ static int feed_chunks(struct cri *cr, int slot, const struct iq_parse_ctx *ctx)
 	if (!c->pending)
 		return 0;
 	c->pending = 0;
-	struct out o = {ctx, slot};
+	struct out o = {ctx, slot, &cr->inner};
 	struct iq_tb_line l = {
 		.line = c->line, .nlines = c->nlines, .ts = c->ts,
 		.ts_raw = iq_str_make(c->ts_raw.p, c->ts_raw.len),
@@ -130,8 +137,8 @@ static int sniff(const char *path, const char *head, size_t n, char *why, size_t
 
 static int begin(void *st, const struct iq_parse_ctx *ctx)
 {
-	IQ_UNUSED(ctx);
 	struct cri *c = st;
+	iq_inner_init(&c->inner, ctx);
 	for (int k = 0; k < NSLOTS; k++) {
 		iq_buf_init(&c->slot[k].text);
 		iq_buf_init(&c->slot[k].ts_raw);
@@ -158,7 +165,7 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	}
 	struct chunks *c = &cr->slot[l.stream];
 	if (!c->pending && !l.partial) {  /* the common case: no copy */
-		struct out o = {ctx, l.stream};
+		struct out o = {ctx, l.stream, &cr->inner};
 		struct iq_tb_line tl = {.line = lineno, .nlines = 1, .ts = l.ts,
 					.ts_raw = l.ts_raw, .text = l.content};
 		return iq_tb_feed(&cr->tb[l.stream], &tl, emit, &o);
@@ -191,11 +198,14 @@ static int end(void *st, const struct iq_parse_ctx *ctx)
 	if (!rc)
 		rc = feed_chunks(cr, !first, ctx);
 	first = iq_tb_pending_line(&cr->tb[STDOUT]) < iq_tb_pending_line(&cr->tb[STDERR]) ? STDOUT : STDERR;
-	struct out o1 = {ctx, first}, o2 = {ctx, !first};
+	struct out o1 = {ctx, first, &cr->inner}, o2 = {ctx, !first, &cr->inner};
 	if (!rc)
 		rc = iq_tb_flush(&cr->tb[first], emit, &o1);
 	if (!rc)
 		rc = iq_tb_flush(&cr->tb[!first], emit, &o2);
+	int irc = iq_inner_end(&cr->inner, ctx);
+	if (!rc)
+		rc = irc;
 	for (int k = 0; k < NSLOTS; k++) {
 		iq_buf_release(&cr->slot[k].text);
 		iq_buf_release(&cr->slot[k].ts_raw);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "inner.h"
 #include "traceback.h"
 
 /* Where a stream's chunks gather until one ends with "\n". */
@@ -23,6 +24,7 @@ enum { STDOUT, STDERR, OTHER, NSLOTS };
 struct djson {
 	struct chunks slot[NSLOTS];
 	struct iq_tb tb[OTHER];    /* Python tracebacks joined on stdout, stderr */
+	struct iq_inner inner;     /* a proxy's access log inside */
 };
 
 /* The string values of one line's object; raw (still escaped) slices. */
@@ -157,11 +159,15 @@ static int scan_object(const char *s, size_t n, struct fields *f)
 struct out {
 	const struct iq_parse_ctx *ctx;
 	struct iq_str stream;
+	struct iq_inner *inner;
 };
 
 static int emit(void *u, const struct iq_tb_line *l)
 {
 	const struct out *o = u;
+	int in = iq_inner_offer(o->inner, o->ctx, l->line, l->nlines, l->ts, o->stream, l->text);
+	if (in)
+		return in < 0 ? in : 0;
 	struct iq_record r;
 	iq_tb_record(&r, l);
 	r.stream = o->stream;
@@ -177,7 +183,8 @@ static int flush(struct djson *d, int slot, const struct iq_parse_ctx *ctx)
 		return 0;
 	c->pending = 0;
 	struct out o = {ctx, slot == STDOUT ? IQ_STR_LIT("stdout") :
-			     slot == STDERR ? IQ_STR_LIT("stderr") : iq_str_make(c->name.p, c->name.len)};
+			     slot == STDERR ? IQ_STR_LIT("stderr") : iq_str_make(c->name.p, c->name.len),
+			 &d->inner};
 	struct iq_tb_line l = {
 		.line = c->line, .nlines = c->nlines, .ts = c->ts, .how = c->how,
 		.ts_raw = iq_str_make(c->ts_raw.p, c->ts_raw.len),
@@ -221,8 +228,8 @@ static int sniff(const char *path, const char *head, size_t n, char *why, size_t
 
 static int begin(void *st, const struct iq_parse_ctx *ctx)
 {
-	IQ_UNUSED(ctx);
 	struct djson *d = st;
+	iq_inner_init(&d->inner, ctx);
 	for (int k = 0; k < NSLOTS; k++) {
 		iq_buf_init(&d->slot[k].text);
 		iq_buf_init(&d->slot[k].ts_raw);
@@ -318,12 +325,15 @@ static int end(void *st, const struct iq_parse_ctx *ctx)
 			rc = r;
 	}
 	int first = iq_tb_pending_line(&d->tb[STDOUT]) < iq_tb_pending_line(&d->tb[STDERR]) ? STDOUT : STDERR;
-	struct out o1 = {ctx, first == STDOUT ? IQ_STR_LIT("stdout") : IQ_STR_LIT("stderr")};
-	struct out o2 = {ctx, first == STDOUT ? IQ_STR_LIT("stderr") : IQ_STR_LIT("stdout")};
+	struct out o1 = {ctx, first == STDOUT ? IQ_STR_LIT("stdout") : IQ_STR_LIT("stderr"), &d->inner};
+	struct out o2 = {ctx, first == STDOUT ? IQ_STR_LIT("stderr") : IQ_STR_LIT("stdout"), &d->inner};
 	if (!rc)
 		rc = iq_tb_flush(&d->tb[first], emit, &o1);
 	if (!rc)
 		rc = iq_tb_flush(&d->tb[!first], emit, &o2);
+	int irc = iq_inner_end(&d->inner, ctx);
+	if (!rc)
+		rc = irc;
 	for (int k = 0; k < OTHER; k++)
 		iq_tb_release(&d->tb[k]);
 	for (int k = 0; k < NSLOTS; k++) {

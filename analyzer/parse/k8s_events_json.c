@@ -283,6 +283,13 @@ static int emit(struct events *p, const struct iq_parse_ctx *ctx, json_t *o, lon
 	}
 	e->last_ts = r.ts;
 	e->first_ts = first_ts != IQ_TIME_NONE ? first_ts : r.ts;
+	{
+		struct iq_str raw;
+		int z = 0;
+		e->created_ts = jtime(meta, "creationTimestamp", &raw, &z);
+		if (e->created_ts != IQ_TIME_NONE && !z)
+			e->created_ts = IQ_TIME_NONE;  /* a zone-less copy says nothing of clocks */
+	}
 
 	r.severity = e->type;
 	r.id.ns = e->object_ns;

@@ -118,6 +118,38 @@ static size_t strip_archive(const char *p, size_t n)
 	return n;
 }
 
+/* Is p[0..n) a pod folder's name, "<ns>_<pod>_<uid>" with a UUID? */
+static int pod_dir(const char *p, size_t n)
+{
+	if (n < 40)
+		return 0;
+	const char *uid = p + n - 36;
+	if (uid[-1] != '_' || !memchr(p, '_', n - 37))
+		return 0;
+	for (size_t i = 0; i < 36; i++) {
+		char c = uid[i];
+		int dash = i == 8 || i == 13 || i == 18 || i == 23;
+		if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return 0;
+	}
+	return 1;
+}
+
+/* The kubelet's pods layout copied without its var/log ("edge/pods/<ns>_
+ * <pod>_<uid>/<container>/0.log"): the pod folder after the last such
+ * "pods/", or NULL. */
+static const char *pods_folder(const char *path)
+{
+	const char *last = NULL;
+	for (const char *p = path; (p = strstr(p, "pods/")) != NULL; p += 5) {
+		if (p != path && p[-1] != '/' && p[-1] != '!')
+			continue;
+		if (pod_dir(p + 5, comp_len(p + 5)))
+			last = p + 5;
+	}
+	return last;
+}
+
 void iq_path_ident(const char *path, struct iq_ident *id)
 {
 	memset(id, 0, sizeof *id);
@@ -131,7 +163,11 @@ void iq_path_ident(const char *path, struct iq_ident *id)
 		else if (nl && nn[nl] == '!' && strip_archive(nn, nl) < nl)
 			id->node = iq_str_make(nn, strip_archive(nn, nl));
 	}
-	if ((p = rfind(path, "var/log/pods/")) != NULL) {
+	const char *pf;
+	if ((p = rfind(path, "var/log/pods/")) == NULL && (pf = pods_folder(path)) != NULL) {
+		/* not a node's folder: the collector's own ("edge/pods/...") */
+		pods_layout(pf, id);
+	} else if (p != NULL) {
 		if (!id->node.n && p > path) {
 			/* <node>/var/log/pods/...: the component before var/log */
 			const char *e = p - 1;

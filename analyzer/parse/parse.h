@@ -74,6 +74,10 @@ struct iq_event {
 	struct iq_str host;             /* reporting node */
 	long count;                     /* occurrences coalesced, >= 1 */
 	int64_t first_ts, last_ts;      /* IQ_TIME_NONE unknown */
+	/* metadata.creationTimestamp: when the API server stored the event,
+	 * on the reference clock, while first_ts is the reporter's (a
+	 * kubelet's: its node's clock); IQ_TIME_NONE unknown */
+	int64_t created_ts;
 };
 
 struct iq_kernel {
@@ -211,6 +215,14 @@ void iq_path_ident(const char *path, struct iq_ident *id);
  * klog/Triton letter ("E0501 "). Empty when there is none; the slice points
  * into s. */
 struct iq_str iq_log_severity(const char *s, size_t n);
+
+/* The time of a JSON log line ({"ts":"2025-06-27T03:54:33.118Z", ...}):
+ * the first of the keys ts, time, timestamp, @timestamp, datetime,
+ * asctime, t near the line's start holding an ISO 8601 string or a number
+ * of (milli/micro/nano)seconds since the epoch. Returns 1 (zone given) or
+ * 0 (none: the time is UTC wall clock) with *ts and *raw (the value's
+ * text, inside s), or -1 when there is none. */
+int iq_json_line_time(const char *s, size_t n, int64_t *ts, struct iq_str *raw);
 /* Parses a size such as "2.00 GiB", "512MiB", "1234 bytes", "1.5 GB" (a bare
  * number is bytes) into
  * bytes; returns -1 when s is not a size or not one an int64 holds. */

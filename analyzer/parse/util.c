@@ -43,7 +43,7 @@ void iq_record_init(struct iq_record *r, enum iq_kind kind)
 		break;
 	case IQ_KIND_EVENT:
 		r->u.event.count = 1;
-		r->u.event.first_ts = r->u.event.last_ts = IQ_TIME_NONE;
+		r->u.event.first_ts = r->u.event.last_ts = r->u.event.created_ts = IQ_TIME_NONE;
 		break;
 	case IQ_KIND_KERNEL:
 		r->u.kernel.boot_s = NAN;
@@ -59,6 +59,89 @@ void iq_record_init(struct iq_record *r, enum iq_kind kind)
 	case IQ_KIND_CONFIG:
 		break;
 	}
+}
+
+/* The value slice of key (quoted, with its quotes) in the first lim bytes
+ * of a JSON line: the string's body (quoted 1) or a bare number's text
+ * (quoted 0). 0 when absent. */
+static int json_value(const char *s, size_t n, size_t lim, const char *key, struct iq_str *v, int *quoted)
+{
+	size_t kl = strlen(key);
+	const char *p = iq_memmem(s, lim, key, kl);
+	while (p) {
+		size_t i = (size_t)(p - s) + kl;
+		while (i < n && s[i] == ' ')
+			i++;
+		if (i < n && s[i] == ':') {
+			i++;
+			while (i < n && s[i] == ' ')
+				i++;
+			if (i < n && s[i] == '"') {
+				size_t b = ++i;
+				while (i < n && s[i] != '"' && s[i] != '\\' && i - b < 64)
+					i++;
+				if (i < n && s[i] == '"') {
+					*v = iq_str_make(s + b, i - b);
+					*quoted = 1;
+					return 1;
+				}
+				return 0;
+			}
+			size_t b = i;
+			while (i < n && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.'))
+				i++;
+			if (i > b) {
+				*v = iq_str_make(s + b, i - b);
+				*quoted = 0;
+				return 1;
+			}
+			return 0;
+		}
+		size_t off = (size_t)(p - s) + 1;
+		p = off < lim ? iq_memmem(s + off, lim - off, key, kl) : NULL;
+	}
+	return 0;
+}
+
+int iq_json_line_time(const char *s, size_t n, int64_t *ts, struct iq_str *raw)
+{
+	static const char *const keys[] = {"\"ts\"", "\"time\"", "\"timestamp\"", "\"@timestamp\"",
+					   "\"datetime\"", "\"asctime\"", "\"t\""};
+	if (n < 2 || s[0] != '{')
+		return -1;
+	size_t lim = n < 600 ? n : 600;
+	for (size_t k = 0; k < IQ_ARRAY_LEN(keys); k++) {
+		struct iq_str v;
+		int quoted;
+		if (!json_value(s, n, lim, keys[k], &v, &quoted))
+			continue;
+		if (quoted) {
+			size_t used = 0;
+			int z = iq_time_parse_iso(v.p, v.n, ts, &used);
+			if (z < 0 || used != v.n)
+				continue;
+			*raw = v;
+			return z;
+		}
+		/* seconds since the epoch, or its milli-, micro- or nanoseconds,
+		 * told by the integer part's digits; the fraction exactly */
+		size_t i = 0, id = 0;
+		int64_t whole = 0, frac = 0, scale = 1;
+		for (; i < v.n && v.p[i] != '.'; i++, id++)
+			if (id < 19)
+				whole = whole * 10 + (v.p[i] - '0');
+		if (i < v.n)
+			for (i++; i < v.n && scale < 1000000000; i++, scale *= 10)
+				frac = frac * 10 + (v.p[i] - '0');
+		int64_t unit = id >= 18 ? 1 : id >= 15 ? 1000 : id >= 12 ? 1000000 : 1000000000;
+		int64_t t = whole * unit + frac * (unit / scale > 0 ? unit / scale : 0);
+		if (id > 19 || t < 946684800LL * 1000000000LL || t > 7258118400LL * 1000000000LL)
+			continue;  /* not 2000 .. 2200 */
+		*ts = t;
+		*raw = v;
+		return 1;
+	}
+	return -1;
 }
 
 /* The value of a structured (JSON) log line's level key near its start:

@@ -43,7 +43,7 @@ _Static_assert(IQ_MAX_UPSTREAMS == 8, "list every upstream_addr in http_strs");
 _Static_assert(sizeof(struct iq_ident) == 104, "struct iq_ident changed: update common_strs");
 _Static_assert(sizeof(struct iq_http) == 384, "struct iq_http changed: update http_strs");
 _Static_assert(sizeof(struct iq_gpu) == 112, "struct iq_gpu changed: update gpu_strs");
-_Static_assert(sizeof(struct iq_event) == 152, "struct iq_event changed: update event_strs");
+_Static_assert(sizeof(struct iq_event) == 160, "struct iq_event changed: update event_strs");
 _Static_assert(sizeof(struct iq_kernel) == 40, "struct iq_kernel changed: update kernel_strs");
 _Static_assert(sizeof(struct iq_pod) == 248, "struct iq_pod changed: update pod_strs");
 _Static_assert(sizeof(struct iq_config) == 64, "struct iq_config changed: update config_strs");

@@ -137,7 +137,10 @@ CREATE TABLE IF NOT EXISTS gpu_samples (
 ) STRICT;
 
 -- Kubernetes events (records of kind event). ts is the last time seen;
--- count the occurrences coalesced into the event.
+-- count the occurrences coalesced into the event. first_ts and last_ts are
+-- written by the reporting component (a kubelet: on its node's clock,
+-- host), created_ts by the API server when it stored the event: the same
+-- instant as first_ts on the reference clock (detect/skew.c).
 CREATE TABLE IF NOT EXISTS k8s_events (
   record_id   INTEGER PRIMARY KEY REFERENCES records(id),
   ts          INTEGER,
@@ -151,7 +154,8 @@ CREATE TABLE IF NOT EXISTS k8s_events (
   first_ts    INTEGER,
   last_ts     INTEGER,
   source      TEXT,
-  host        TEXT
+  host        TEXT,
+  created_ts  INTEGER          -- metadata.creationTimestamp (API server clock)
 ) STRICT;
 
 -- Kernel messages (records of kind kernel). boot_s: seconds since boot as
@@ -240,24 +244,34 @@ CREATE TABLE IF NOT EXISTS findings (
   json     TEXT NOT NULL
 ) STRICT;
 
--- Each node's clock against the reference (the load balancer): offset is
--- node minus reference, in ns; samples how many pairs of events both sides
--- recorded gave it; basis says in words which pairs (detect/skew.c), the
--- first that applies of: the serving pods' own access-log lines matched by
--- time to the LB's responses; requests matched by request id (the LB's
--- start against the engine's 'Received request' line); the median of the
--- worker deaths in their own logs against the LB's first failed response
--- from the same pod; the median of container starts Kubernetes reported
--- (startedAt) against each container's first log line. applied is how
--- much of it was subtracted from the node's times (records, gpu_samples,
--- kernel_events; ts_how becomes 'skew_corrected'), so that a second run
--- corrects only what is left.
+-- Each node's clock against the reference (the load balancer, the API
+-- server, the collector): offset is node minus reference, in ns, measured
+-- only from one instant seen on both clocks (detect/skew.c). bases holds
+-- every basis found, as JSON [{basis, offset_s, uncertainty_s, samples,
+-- spread_s, agree, what}]: chrony (the node's NTP client's own offset),
+-- collector (a collector's line quoting the node's date), requests
+-- (request ids in the LB's and the pods' logs), access (pods' access-log
+-- lines matched by path and time to the LB's responses), events (kubelet
+-- events' firstTimestamp against the API server's creationTimestamp),
+-- deaths (CUDA OOM lines against the LB's first failure). The most
+-- precise gives offset_ns, uncertainty_ns, samples and spread_ns; status
+-- says what was done: corrected, small (within its uncertainty of zero),
+-- spread (its samples disagree), disagree (two bases do), implausible
+-- (more than a synchronised node drifts), none (no basis: offset_ns is
+-- NULL). basis says it in words. applied is how much was subtracted from
+-- the node's times (its logs, kernel messages and nvidia-smi samples;
+-- ts_how becomes 'skew_corrected'), so that a second run corrects only
+-- what is left.
 CREATE TABLE IF NOT EXISTS clock_skew (
-  node       TEXT PRIMARY KEY,
-  offset_ns  INTEGER NOT NULL,
-  applied_ns INTEGER NOT NULL DEFAULT 0,
-  samples    INTEGER NOT NULL,
-  basis      TEXT NOT NULL
+  node           TEXT PRIMARY KEY,
+  offset_ns      INTEGER,
+  applied_ns     INTEGER NOT NULL DEFAULT 0,
+  samples        INTEGER NOT NULL,
+  basis          TEXT NOT NULL,
+  spread_ns      INTEGER,
+  uncertainty_ns INTEGER,
+  status         TEXT NOT NULL DEFAULT 'none',
+  bases          TEXT
 ) STRICT;
 
 -- Who is who: every pod, container and node the bundle names, with the

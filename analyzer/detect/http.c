@@ -90,6 +90,19 @@ static uint32_t str_hash(const char *s)
 	return h;
 }
 
+size_t det_strs_find(const struct det_strs *t, const char *s)
+{
+	if (!t->scap)
+		return SIZE_MAX;
+	uint32_t hs = str_hash(s);
+	for (size_t i = hs & (t->scap - 1); t->slot[i]; i = (i + 1) & (t->scap - 1)) {
+		uint32_t k = t->slot[i] - 1;
+		if (t->hash[i] == hs && strcmp(t->s[k], s) == 0)
+			return k;
+	}
+	return SIZE_MAX;
+}
+
 size_t det_strs_id(struct det_strs *t, const char *s, int *is_new)
 {
 	uint32_t hs = str_hash(s);

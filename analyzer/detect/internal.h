@@ -113,6 +113,8 @@ struct det_strs {
 };
 /* The index of s (copied when new, *is_new set). */
 size_t det_strs_id(struct det_strs *t, const char *s, int *is_new);
+/* The index of s, or SIZE_MAX when it is not in t. */
+size_t det_strs_find(const struct det_strs *t, const char *s);
 void det_strs_release(struct det_strs *t);
 
 /* The pass over the load balancer's tables (http.c): deaths are the

@@ -149,21 +149,31 @@ static json_t *timeline_json(struct iq_store *s, struct iq_diag *d)
 }
 
 /* clock_skew: each node's offset from the reference clock (node minus
- * reference, seconds), and its basis. */
+ * reference, seconds; null when nothing measured it), whether it was
+ * applied, what it rests on and why it was or was not applied. */
 static json_t *skew_json(struct iq_store *s)
 {
 	json_t *a = json_array();
 	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT node, offset_ns, applied_ns, samples, basis FROM clock_skew"
-			       " ORDER BY node", -1, &q, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT node, offset_ns, applied_ns, samples, basis, spread_ns,"
+			       " uncertainty_ns, status, bases FROM clock_skew ORDER BY node", -1, &q, NULL) != SQLITE_OK)
 		return a;
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		json_t *o = json_object();
 		json_object_set_new(o, "node", col_text(q, 0));
-		json_object_set_new(o, "offset_s", json_real((double)sqlite3_column_int64(q, 1) / 1e9));
+		json_object_set_new(o, "offset_s", sqlite3_column_type(q, 1) == SQLITE_NULL ? json_null()
+				    : json_real((double)sqlite3_column_int64(q, 1) / 1e9));
 		json_object_set_new(o, "basis", col_text(q, 4));
 		json_object_set_new(o, "corrected", json_boolean(sqlite3_column_int64(q, 2) != 0));
+		json_object_set_new(o, "status", col_text(q, 7));
 		json_object_set_new(o, "samples", json_integer(sqlite3_column_int64(q, 3)));
+		json_object_set_new(o, "spread_s", sqlite3_column_type(q, 5) == SQLITE_NULL ? json_null()
+				    : json_real((double)sqlite3_column_int64(q, 5) / 1e9));
+		json_object_set_new(o, "uncertainty_s", sqlite3_column_type(q, 6) == SQLITE_NULL ? json_null()
+				    : json_real((double)sqlite3_column_int64(q, 6) / 1e9));
+		const char *bj = (const char *)sqlite3_column_text(q, 8);
+		json_t *b = bj ? json_loads(bj, 0, NULL) : NULL;
+		json_object_set_new(o, "bases", b ? b : json_array());
 		json_array_append_new(a, o);
 	}
 	sqlite3_finalize(q);

@@ -1650,7 +1650,10 @@ static void section_coverage(struct pm *p)
 		json_array_foreach(sk, i, e) {
 			fputs("| ", out);
 			put(p, str(e, "node"), 64);
-			fprintf(out, " | %+.3f | ", json_number_value(json_object_get(e, "offset_s")));
+			if (json_is_number(json_object_get(e, "offset_s")))
+				fprintf(out, " | %+.3f | ", json_number_value(json_object_get(e, "offset_s")));
+			else
+				fputs(" | – | ", out);
 			put(p, str(e, "basis"), 200);
 			fputs(" |\n", out);
 		}

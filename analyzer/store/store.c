@@ -40,7 +40,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_HTTP] = "INSERT INTO http_requests VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
 	[ST_UPSTREAM] = "INSERT INTO http_upstreams VALUES (?1,?2,?3,?4,?5)",
 	[ST_GPU] = "INSERT INTO gpu_samples VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
-	[ST_EVENT] = "INSERT INTO k8s_events VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+	[ST_EVENT] = "INSERT INTO k8s_events VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
 	[ST_KERNEL] = "INSERT INTO kernel_events VALUES (?1,?2,?3,?4,?5,?6)",
 	[ST_POD] = "INSERT INTO pod_states VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,"
 		   "?17,?18,?19,?20,?21,?22)",
@@ -687,6 +687,7 @@ int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *
 		bind_time(q, 11, e->last_ts);
 		bind_str(q, 12, e->source);
 		bind_str(q, 13, e->host);
+		bind_time(q, 14, e->created_ts);
 		if (step(s, q))
 			return IQ_ERR_DB;
 		break;

@@ -9,7 +9,7 @@
 
 #include "../parse/parse.h"
 
-#define IQ_SCHEMA_VERSION 2
+#define IQ_SCHEMA_VERSION 3
 
 struct iq_store;
 

@@ -68,14 +68,15 @@ if "$bin" analyze "$tmp/bt.tar" -o "$tmp/btout" --quiet >/dev/null 2>&1 &&
   pass=$((pass+1)); else echo "FAIL boot time: coverage does not count the 3 boot-relative records"; fail=$((fail+1)); fi
 
 # Clock skew from the bases after the access logs (detect/skew.c): generated
-# bundles with the pods' access lines removed (and with "ids" their 'Received
-# request' lines too); the skewed node's offset must be within 1 s of the
-# generator's truth and applied, from request ids (Envoy's x-request-id,
-# ALB's trace id), deaths against the LB's failures (cascade, Envoy) or
-# container starts (healthy, flood).
+# bundles with the pods' access lines removed (with "ids" their 'Received
+# request' lines too, with "noevents" the events list); the skewed node's
+# offset must be within 1 s of the generator's truth and applied, from
+# request ids (Envoy's x-request-id, ALB's trace id), kubelet events
+# (firstTimestamp on the node's clock against creationTimestamp), or deaths
+# against the LB's failures (cascade, Envoy) when nothing else is left.
 for c in "single-oom 2 1 gpu-node-3 -4 request%id -" "cascade 4 3 gpu-node-2 -3 request%id -" \
-         "cascade 2 4 gpu-node-3 -4 deaths ids" "healthy 2 0 gpu-node-3 -4 starts ids" \
-         "flood 3 1 gpu-node-1 2 starts ids"; do
+         "cascade 2 4 gpu-node-3 -4 deaths ids,noevents" "healthy 2 0 gpu-node-3 -4 events ids" \
+         "flood 3 1 gpu-node-1 2 events ids"; do
   set -- $c
   d="$tmp/skew-$1-$2"
   mkdir -p "$d"
@@ -91,6 +92,25 @@ for c in "single-oom 2 1 gpu-node-3 -4 request%id -" "cascade 4 3 gpu-node-2 -3 
     echo "FAIL skew $1/$2/v$3: could not generate or analyze"; fail=$((fail+1))
   fi
 done
+
+# A node no basis reaches (no ids, no access lines, no events, no deaths in a
+# healthy bundle): its offset could not be determined, nothing is moved, and
+# the row says so; the container starts Kubernetes reported are not a basis.
+d="$tmp/skew-none"
+mkdir -p "$d"
+if python3 fixtures/gen/make_bundle.py --out "$d/b.tar.gz" --scenario healthy --seed 2 --variant 0 >/dev/null 2>&1 &&
+   python3 tests/e2e/strip_access.py "$d/b.tar.gz" "$d/s.tar.gz" ids,noevents &&
+   "$bin" analyze "$d/s.tar.gz" -o "$d/out" --quiet >/dev/null 2>&1; then
+  got=$("$bin" query --db "$d/out/inquest.db" --format csv "SELECT count(*) FROM clock_skew WHERE node = 'gpu-node-3'
+      AND offset_ns IS NULL AND applied_ns = 0 AND status = 'none' AND basis LIKE 'could not be determined%'" | tail -1)
+  moved=$("$bin" query --db "$d/out/inquest.db" --format csv "SELECT count(*) FROM records WHERE ts_how = 'skew_corrected'" | tail -1)
+  if [ "$got" = 1 ] && [ "$moved" = 0 ] &&
+     grep -q 'could not be determined' "$d/out/postmortem.md"; then pass=$((pass+1)); else
+    echo "FAIL skew none: gpu-node-3 row $got, $moved records moved:"
+    "$bin" query --db "$d/out/inquest.db" "SELECT * FROM clock_skew"; fail=$((fail+1)); fi
+else
+  echo "FAIL skew none: could not generate or analyze"; fail=$((fail+1))
+fi
 
 echo "parsers: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -55,7 +55,7 @@ static int inner_record(void *u, const struct iq_record *r)
 	 * (the proxy's node's) clock as the access log's own time, which most
 	 * proxies cut to the second: the finer stamp, when it is that moment. */
 	if (in->ts != IQ_TIME_NONE && c.ts != IQ_TIME_NONE && in->ts >= c.ts &&
-	    in->ts - c.ts < 2 * IQ_NS_PER_SEC && c.ts % IQ_NS_PER_SEC == 0)
+	    in->ts - c.ts < IQ_NS_PER_SEC && c.ts % IQ_NS_PER_SEC == 0)
 		c.ts = in->ts;
 	in->consumed = 1;
 	return in->outer->sink.record(in->outer->sink.u, &c);

@@ -148,7 +148,8 @@ int iq_json_line_time(const char *s, size_t n, int64_t *ts, struct iq_str *raw)
  * {"ts":…,"level":"error",…}, "severity", "lvl", "levelname". */
 static struct iq_str json_level(const char *s, size_t n)
 {
-	static const char *const keys[] = {"\"level\"", "\"severity\"", "\"lvl\"", "\"levelname\""};
+	static const char *const keys[] = {"\"level\"", "\"severity\"", "\"lvl\"", "\"levelname\"",
+					   "\"log.level\""};
 	size_t lim = n < 400 ? n : 400;
 	for (size_t k = 0; k < IQ_ARRAY_LEN(keys); k++) {
 		size_t kl = strlen(keys[k]);

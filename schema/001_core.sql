@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS files (
   lines_skipped INTEGER NOT NULL DEFAULT 0,
   records       INTEGER NOT NULL DEFAULT 0,
   cut_lines     INTEGER NOT NULL DEFAULT 0,  -- lines cut at the length cap
+  nul_bytes     INTEGER NOT NULL DEFAULT 0,  -- NUL bytes dropped (zeroed blocks)
   status        TEXT NOT NULL DEFAULT 'reading',
   error         TEXT,
   first_record  INTEGER,

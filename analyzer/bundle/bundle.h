@@ -62,13 +62,21 @@ int iq_bundle_walk(const char *path, const struct iq_walk_opts *opts,
 /* Splits a byte stream into lines. Feed it chunks; it calls fn for each
  * line (line end and a CR before it removed) with its 1-based number. A
  * line longer than max is cut: fn gets the first max bytes and truncated
- * set, the rest of that line is dropped. */
+ * set (IQ_LINE_CUT), the rest of that line is dropped. Runs of 8 NUL bytes
+ * or more (the zeroed blocks a crash leaves in a file) are dropped and counted:
+ * the text between them goes to fn piece by piece under the line's one
+ * number, and a line of NULs alone once with n 0 and IQ_LINE_NUL. */
+#define IQ_LINE_CUT 1
+#define IQ_LINE_NUL 2
 struct iq_lines {
 	struct iq_buf buf;
 	long lineno;
 	size_t max;
 	int dropping;     /* inside the rest of a cut line */
+	int nuls;         /* a NUL was seen: lines are looked into */
 	long cut_lines;   /* lines that were cut */
+	long nul_bytes;   /* NUL bytes dropped */
+	long nul_lines;   /* lines that held some */
 };
 
 typedef int (*iq_line_fn)(void *u, long lineno, const char *s, size_t n, int truncated);

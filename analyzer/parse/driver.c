@@ -36,8 +36,11 @@ static void count_skip(void *u, long first, long count, const char *reason,
 static int on_line(void *u, long lineno, const char *s, size_t n, int truncated)
 {
 	struct run *run = u;
-	IQ_UNUSED(truncated);
 	run->stats->lines_read = lineno;
+	if (truncated == IQ_LINE_NUL) {
+		count_skip(run, lineno, 1, "NUL bytes only (a zeroed block)", NULL, 0);
+		return 0;
+	}
 	return run->f->line(run->st, run->ctx, lineno, s, n);
 }
 
@@ -84,6 +87,8 @@ int iq_parse_run(const struct iq_format *f, struct iq_parse_ctx *ctx,
 	if (!rc)
 		rc = rc2;
 	st->cut_lines = lines.cut_lines;
+	st->nul_bytes = lines.nul_bytes;
+	st->nul_lines = lines.nul_lines;
 	/* Several records on one line (a compact JSON list) make the sum of
 	 * nlines exceed the lines they came from: count each line once. */
 	if (st->lines_parsed + st->lines_skipped > st->lines_read)

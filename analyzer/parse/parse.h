@@ -238,6 +238,8 @@ struct iq_file_stats {
 	long lines_skipped;   /* lines accounted for by skip() */
 	long records;
 	long cut_lines;       /* lines longer than the cap, cut */
+	long nul_bytes;       /* NUL bytes dropped (zeroed blocks) */
+	long nul_lines;       /* lines that held some */
 };
 
 /* Reads the next bytes of the input; returns the count, 0 at the end, or

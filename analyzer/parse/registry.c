@@ -1,5 +1,6 @@
 /* registry.c: the table of input formats built from formats.def, and
  * sniffing: every format scores the head of a file, the best one wins. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "parse.h"
@@ -32,24 +33,29 @@ const struct iq_format *iq_format_find(const char *name)
 	return NULL;
 }
 
-/* A head is binary when it holds NUL bytes or mostly non-text bytes. */
+/* A head is binary when it is mostly not text: control bytes, or NUL
+ * bytes strewn through it (a program, an image). Long runs of NULs with
+ * text between them are the zeroed blocks a crash or power loss leaves in
+ * a log: that is a log. */
 static int looks_binary(const char *head, size_t n, char *why, size_t whysz)
 {
-	size_t ctl = 0, nul = 0;
-	size_t lim = n < 8192 ? n : 8192;
-	for (size_t i = 0; i < lim; i++) {
+	size_t ctl = 0, nul = 0, runs = 0;
+	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)head[i];
-		if (c == 0)
+		if (c == 0) {
 			nul++;
-		else if (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != 0x1b && c != '\f')
+			runs += i == 0 || head[i - 1] != 0;
+		} else if (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != 0x1b && c != '\f') {
 			ctl++;
+		}
 	}
-	if (nul > 0 && nul * 100 > lim) {
-		snprintf(why, whysz, "binary: %zu NUL bytes in the first %zu", nul, lim);
+	size_t text = n - nul;
+	if (nul && (text < 32 || runs * 64 > text)) {
+		snprintf(why, whysz, "binary: %zu NUL bytes in %zu runs in the first %zu", nul, runs, n);
 		return 1;
 	}
-	if (lim > 0 && ctl * 10 > lim) {
-		snprintf(why, whysz, "binary: %zu control bytes in the first %zu", ctl, lim);
+	if (text > 0 && ctl * 10 > text) {
+		snprintf(why, whysz, "binary: %zu control bytes in the first %zu", ctl, n);
 		return 1;
 	}
 	return 0;
@@ -69,6 +75,21 @@ const struct iq_format *iq_sniff(const char *path, const char *head, size_t n,
 	}
 	if (looks_binary(head, n, why, whysz))
 		return NULL;
+	/* the formats judge the text: a NUL run ends a line, as the line
+	 * splitter hands the text around it on */
+	char *copy = NULL;
+	if (memchr(head, '\0', n)) {
+		copy = iq_xmalloc(n);
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (head[i] != '\0')
+				copy[k++] = head[i];
+			else if (k && copy[k - 1] != '\n')
+				copy[k++] = '\n';
+		}
+		head = copy;
+		n = k;
+	}
 	for (size_t i = 0; i < IQ_ARRAY_LEN(formats); i++) {
 		reason[0] = '\0';
 		int s = formats[i]->sniff(path, head, n, reason, sizeof reason);
@@ -80,5 +101,6 @@ const struct iq_format *iq_sniff(const char *path, const char *head, size_t n,
 	}
 	if (!best)
 		snprintf(why, whysz, "no format recognised the first lines");
+	free(copy);
 	return best;
 }

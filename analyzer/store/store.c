@@ -33,7 +33,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 			" VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
 	[ST_FILE_END] = "UPDATE files SET lines_read=?2, lines_parsed=?3, lines_skipped=?4,"
 			" records=?5, cut_lines=?6, bytes=?7, status=?8, error=?9, last_record=?10,"
-			" first_ts=?11, last_ts=?12 WHERE id=?1",
+			" first_ts=?11, last_ts=?12, nul_bytes=?13 WHERE id=?1",
 	[ST_RECORD] = "INSERT INTO records(id, file_id, line, nlines, ts, ts_how, ts_raw, kind,"
 		      " node, namespace, pod, container, stream, severity, text)"
 		      " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)",
@@ -837,7 +837,26 @@ int iq_store_file_end(struct iq_store *s, int64_t file_id, const struct iq_file_
 		sqlite3_bind_null(q, 10);
 	bind_time(q, 11, cur ? s->cur_min_ts : IQ_TIME_NONE);
 	bind_time(q, 12, cur ? s->cur_max_ts : IQ_TIME_NONE);
-	return step(s, q);
+	sqlite3_bind_int64(q, 13, st->nul_bytes);
+	if (step(s, q))
+		return IQ_ERR_DB;
+	if (st->nul_bytes > 0) {
+		/* bytes dropped are a problem of the bundle the report lists */
+		char msg[200];
+		snprintf(msg, sizeof msg, "%ld NUL bytes (zeroed blocks, as a crash or power loss leaves) "
+			 "dropped from %ld lines; the text between them was read", st->nul_bytes, st->nul_lines);
+		sqlite3_stmt *p;
+		if (sqlite3_prepare_v2(s->db, "INSERT INTO problems(path, message) SELECT path, ?2 FROM files"
+				       " WHERE id = ?1", -1, &p, NULL) != SQLITE_OK)
+			return IQ_ERR_DB;
+		sqlite3_bind_int64(p, 1, file_id);
+		sqlite3_bind_text(p, 2, msg, -1, SQLITE_TRANSIENT);
+		int rc = sqlite3_step(p);
+		sqlite3_finalize(p);
+		if (rc != SQLITE_DONE)
+			return IQ_ERR_DB;
+	}
+	return 0;
 }
 
 int iq_store_problem(struct iq_store *s, const char *path, const char *msg)

@@ -18,6 +18,7 @@ sh tests/e2e/conditions.sh "$bin" || status=1
 sh tests/e2e/window.sh "$bin" || status=1
 python3 tests/e2e/edges.py "$bin" || status=1
 sh tests/e2e/zones.sh "$bin" || status=1
+sh tests/e2e/zeroed.sh "$bin" || status=1
 sh tests/e2e/summaries.sh "$bin" || status=1
 sh tests/e2e/hostile.sh "$bin" || status=1
 exit $status

@@ -51,6 +51,39 @@ static void test_lines_split_across_chunks_and_crlf(void **state)
 	assert_int_equal(c.nums[3], 4);
 }
 
+/* Runs of 8 NULs or more (zeroed blocks) are dropped and counted, the
+ * text around them handed out under the line's one number (a run across a
+ * chunk's edge too); a few NULs are bytes of their line; a line of NULs
+ * alone comes out once, empty, flagged. */
+static void test_lines_nul_runs_are_dropped_and_counted(void **state)
+{
+	(void)state;
+	struct iq_lines l;
+	struct collect c = {0};
+	iq_lines_init(&l, 100);
+	static const char a[] = "one\ncut\0\0\0\0\0";
+	static const char b[] = "\0\0\0\0\0\0next\r\nhas\0two\0nuls\n\0\0\0\0\0\0\0\0\0\0\nend\n";
+	iq_lines_feed(&l, a, sizeof a - 1, on_line, &c);
+	iq_lines_feed(&l, b, sizeof b - 1, on_line, &c);
+	iq_lines_finish(&l, on_line, &c);
+	assert_int_equal(l.nul_bytes, 11 + 10);
+	assert_int_equal(l.nul_lines, 2);
+	iq_lines_release(&l);
+	assert_int_equal(c.n, 6);
+	assert_string_equal(c.lines[0], "one");
+	assert_string_equal(c.lines[1], "cut");
+	assert_string_equal(c.lines[2], "next");
+	assert_int_equal(c.nums[1], 2);
+	assert_int_equal(c.nums[2], 2);
+	assert_int_equal(c.trunc[2], 0);
+	assert_int_equal(c.nums[3], 3);   /* "has\0two\0nuls", kept whole */
+	assert_int_equal(c.nums[4], 4);
+	assert_string_equal(c.lines[4], "");
+	assert_int_equal(c.trunc[4], IQ_LINE_NUL);
+	assert_string_equal(c.lines[5], "end");
+	assert_int_equal(c.nums[5], 5);
+}
+
 static void test_lines_cut_at_cap_and_resync(void **state)
 {
 	(void)state;
@@ -427,6 +460,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines_split_across_chunks_and_crlf),
 		cmocka_unit_test(test_lines_cut_at_cap_and_resync),
+		cmocka_unit_test(test_lines_nul_runs_are_dropped_and_counted),
 		cmocka_unit_test(test_sizes_with_units),
 		cmocka_unit_test(test_json_unescape),
 		cmocka_unit_test(test_path_identity_from_kubelet_layouts),

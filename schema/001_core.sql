@@ -209,6 +209,21 @@ CREATE TABLE IF NOT EXISTS config_settings (
   source    TEXT
 ) STRICT;
 
+-- Verbatim pieces of the file that say what a structured record says
+-- (its text is a restatement: "Warning BackOff pod/x: Back-off ..."): the
+-- line and text of a JSON event's "message" member, a container status's
+-- "reason", a metric sample's own line, a manifest's argument. what names
+-- the field (message, reason, last_reason, value, arg, ...). Evidence
+-- quotes these; a record without one stands verbatim at its own line.
+CREATE TABLE IF NOT EXISTS quotes (
+  record_id INTEGER NOT NULL REFERENCES records(id),
+  n         INTEGER NOT NULL,        -- 0 first: what the record is cited for by default
+  what      TEXT NOT NULL,
+  line      INTEGER NOT NULL,
+  text      TEXT NOT NULL,
+  PRIMARY KEY (record_id, n)
+) STRICT, WITHOUT ROWID;
+
 -- Which rule-pack signals a record matched, with the named captures as a
 -- JSON object (sizes also as <name>_bytes).
 CREATE TABLE IF NOT EXISTS signal_matches (

@@ -104,6 +104,17 @@ static int on_record(void *u, const struct iq_record *r)
 	put_str(o, "stream", r->stream);
 	put_str(o, "severity", r->severity);
 	put_str(o, "text", r->text);
+	if (r->nquotes > 0) {
+		json_t *qs = json_array();
+		for (int k = 0; k < r->nquotes && k < IQ_MAX_QUOTES; k++) {
+			json_t *qo = json_object();
+			json_object_set_new(qo, "what", json_string(r->quote[k].what ? r->quote[k].what : ""));
+			json_object_set_new(qo, "line", json_integer(r->quote[k].line));
+			put_str(qo, "text", r->quote[k].text);
+			json_array_append_new(qs, qo);
+		}
+		json_object_set_new(o, "quotes", qs);
+	}
 	json_t *id = ident_json(&r->id);
 	if (json_object_size(id))
 		json_object_set(o, "ident", id);

@@ -63,18 +63,18 @@ static json_t *settings(struct det *x)
 {
 	json_t *set = json_array();
 	sqlite3_stmt *q;
-	if (det_prep(x, "SELECT c.scope, c.key, c.value, c.source, f.path, r.line, r.ts, r.text"
+	if (det_prep(x, "SELECT c.scope, c.key, c.value, c.source, f.path, r.line, r.ts, r.text, r.id"
 			" FROM config_settings c JOIN records r ON r.id = c.record_id"
 			" JOIN files f ON f.id = r.file_id ORDER BY c.key, f.path, r.line", &q) == 0) {
 		while (sqlite3_step(q) == SQLITE_ROW)
 			add_setting(set, (const char *)sqlite3_column_text(q, 0),
 				    (const char *)sqlite3_column_text(q, 1),
 				    sqlite3_column_text(q, 2) ? (const char *)sqlite3_column_text(q, 2) : "",
-				    sqlite3_column_text(q, 3) ? (const char *)sqlite3_column_text(q, 3) : "config", det_evidence(q, 4));
+				    sqlite3_column_text(q, 3) ? (const char *)sqlite3_column_text(q, 3) : "config", det_evidence(x, q, 4, NULL));
 		sqlite3_finalize(q);
 	}
 	/* engine argument dumps in the logs */
-	if (det_prep(x, "SELECT r.pod, f.path, r.line, r.ts, r.text FROM signal_matches m"
+	if (det_prep(x, "SELECT r.pod, f.path, r.line, r.ts, r.text, r.id FROM signal_matches m"
 			" JOIN records r ON r.id = m.record_id JOIN files f ON f.id = r.file_id"
 			" WHERE m.pack = ?1 AND m.signal = 'engine-args' ORDER BY r.ts", &q) == 0) {
 		sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
@@ -84,7 +84,7 @@ static json_t *settings(struct det *x)
 				char v[128];
 				if (arg_value(text, engine_keys[k], v, sizeof v))
 					add_setting(set, (const char *)sqlite3_column_text(q, 0), engine_keys[k], v,
-						    "engine-log", det_evidence(q, 1));
+						    "engine-log", det_evidence(x, q, 1, NULL));
 			}
 		}
 		sqlite3_finalize(q);

@@ -16,36 +16,6 @@ static json_t *time_json(sqlite3_stmt *q, int col)
 	return json_string(iq_time_fmt_ms(sqlite3_column_int64(q, col), b));
 }
 
-static json_t *text_json(sqlite3_stmt *q, int col)
-{
-	const char *t = (const char *)sqlite3_column_text(q, col);
-	if (!t)
-		return json_null();
-	/* invalid UTF-8 in a log line must not make the JSON invalid */
-	json_t *s = json_string(t);
-	if (!s) {
-		size_t n = strlen(t);
-		char *c = iq_xmalloc(n + 1);
-		for (size_t i = 0; i < n; i++)
-			c[i] = (unsigned char)t[i] < 0x80 ? t[i] : '?';
-		c[n] = '\0';
-		s = json_string(c);
-		free(c);
-	}
-	return s;
-}
-
-/* Evidence object from columns file, line, ts, text at col.. col+3. */
-static json_t *evidence_json(sqlite3_stmt *q, int col)
-{
-	json_t *e = json_object();
-	json_object_set_new(e, "file", text_json(q, col));
-	json_object_set_new(e, "line", json_integer(sqlite3_column_int64(q, col + 1)));
-	json_object_set_new(e, "time", time_json(q, col + 2));
-	json_object_set_new(e, "text", text_json(q, col + 3));
-	return e;
-}
-
 static int prep(struct iq_store *s, const char *sql, sqlite3_stmt **q, struct iq_diag *d)
 {
 	if (sqlite3_prepare_v2(iq_store_db(s), sql, -1, q, NULL) != SQLITE_OK)
@@ -54,19 +24,18 @@ static int prep(struct iq_store *s, const char *sql, sqlite3_stmt **q, struct iq
 }
 
 /* The signal object of findings.json for one signal of a pack. */
-static int signal_json(struct iq_store *s, const char *pack, const char *signal, json_t **out,
-		       struct iq_diag *d)
+static int signal_json(struct det *x, const char *signal, json_t **out)
 {
 	sqlite3_stmt *q;
-	int rc = prep(s,
-		      "SELECT f.path, r.line, r.ts, r.text FROM signal_matches m"
+	int rc = prep(x->s,
+		      "SELECT f.path, r.line, r.ts, r.text, r.id FROM signal_matches m"
 		      " JOIN records r ON r.id = m.record_id JOIN files f ON f.id = r.file_id"
 		      " WHERE m.pack = ?1 AND m.signal = ?2"
 		      " ORDER BY r.ts IS NULL, r.ts, f.path, r.line",
-		      &q, d);
+		      &q, x->d);
 	if (rc)
 		return rc;
-	sqlite3_bind_text(q, 1, pack, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q, 2, signal, -1, SQLITE_STATIC);
 	json_t *ev = json_array();
 	long count = 0;
@@ -80,8 +49,11 @@ static int signal_json(struct iq_store *s, const char *pack, const char *signal,
 			json_decref(last);
 			last = time_json(q, 2);
 		}
-		if (count < IQ_MAX_EVIDENCE)
-			json_array_append_new(ev, evidence_json(q, 0));
+		if (count < IQ_MAX_EVIDENCE) {
+			json_t *e = det_evidence(x, q, 0, NULL);
+			if (e)
+				json_array_append_new(ev, e);
+		}
 		count++;
 	}
 	sqlite3_finalize(q);
@@ -152,7 +124,7 @@ static int other_pack(struct det *x)
 	for (size_t i = 0; i < iq_pack_section_count(x->pack, IQ_SEC_BOUNDARIES); i++) {
 		json_t *sj;
 		const char *id = iq_signal_id(iq_pack_section_signal(x->pack, IQ_SEC_BOUNDARIES, i));
-		int rc = signal_json(x->s, x->pack_id, id, &sj, x->d);
+		int rc = signal_json(x, id, &sj);
 		if (rc)
 			return rc;
 		json_object_del(sj, "first");
@@ -205,7 +177,7 @@ static int pack_findings(struct iq_store *s, const struct iq_pack *p, long logs,
 		if (cascade && detector_signal(sid))
 			continue;
 		json_t *sj;
-		rc = signal_json(s, x.pack_id, sid, &sj, d);
+		rc = signal_json(&x, sid, &sj);
 		if (rc)
 			break;
 		json_array_append_new(sigs, sj);
@@ -220,6 +192,7 @@ static int pack_findings(struct iq_store *s, const struct iq_pack *p, long logs,
 	if (cascade && !json_object_get(x.pat, "oom_events"))
 		json_decref(x.ooms);
 	det_http_free(x.http);
+	sqlite3_finalize(x.ev_q);
 	json_decref(x.pat);
 	return rc;
 }

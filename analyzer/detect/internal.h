@@ -80,6 +80,7 @@ struct det {
 	struct iq_diag *d;
 	struct det_facts f;
 	json_t *ooms;             /* oom_events array (borrowed from pat) */
+	sqlite3_stmt *ev_q;       /* det_evidence's lookup, finalized with the run */
 	struct det_http *http;    /* NULL until det_http_load */
 };
 
@@ -90,9 +91,16 @@ json_t *det_time_ns(int64_t t);
 json_t *det_text(sqlite3_stmt *q, int col);
 /* A JSON string of t (invalid UTF-8 bytes become '?'), null for NULL. */
 json_t *det_str(const char *t);
-/* Evidence object from the columns file, line, ts, text at col..col+3. */
-json_t *det_evidence(sqlite3_stmt *q, int col);
-/* Evidence of one record by id. */
+/* The evidence object {file, line, nlines, time, text[, summary]} of the
+ * record whose columns file, line, ts, text, id stand at col..col+4 of q:
+ * for a structured record the line and verbatim text of its quote named
+ * what (its first quote when what is NULL or it has none so named) with
+ * the record's text as the summary; else its own line, span and text.
+ * The text is the first line, cut at 400 bytes with "…". NULL on a
+ * database error. */
+json_t *det_evidence(struct det *x, sqlite3_stmt *q, int col, const char *what);
+/* The same for one record by id. */
+json_t *det_evidence_what(struct det *x, int64_t record_id, const char *what);
 json_t *det_evidence_of(struct det *x, int64_t record_id);
 /* A detector parameter from the pack (signal id's "detector"."params"."key"),
  * or def. */

@@ -13,7 +13,7 @@ static json_t *surge_evidence(struct det *x, int64_t a, int64_t b)
 {
 	json_t *ev = json_array();
 	sqlite3_stmt *q;
-	if (det_prep(x, "SELECT f.path, r.line, r.ts, r.text FROM http_requests h"
+	if (det_prep(x, "SELECT f.path, r.line, r.ts, r.text, r.id FROM http_requests h"
 			" JOIN records r ON r.id = h.record_id JOIN files f ON f.id = r.file_id"
 			" WHERE h.ts >= ?1 AND h.ts < ?2 AND h.status BETWEEN 500 AND 599"
 			" AND h.record_id IN (SELECT min(record_id) FROM http_requests"
@@ -23,7 +23,7 @@ static json_t *surge_evidence(struct det *x, int64_t a, int64_t b)
 	sqlite3_bind_int64(q, 1, a);
 	sqlite3_bind_int64(q, 2, b);
 	while (sqlite3_step(q) == SQLITE_ROW)
-		json_array_append_new(ev, det_evidence(q, 0));
+		json_array_append_new(ev, det_evidence(x, q, 0, NULL));
 	sqlite3_finalize(q);
 	return ev;
 }

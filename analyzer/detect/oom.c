@@ -47,7 +47,7 @@ int det_oom(struct det *x)
 {
 	sqlite3_stmt *q;
 	int rc = det_prep(x,
-			  "SELECT f.path, r.line, r.ts, r.text, r.pod, r.node, r.container, m.captures"
+			  "SELECT f.path, r.line, r.ts, r.text, r.id, r.pod, r.node, r.container, m.captures"
 			  " FROM signal_matches m JOIN records r ON r.id = m.record_id"
 			  " JOIN files f ON f.id = r.file_id"
 			  " WHERE m.signal = 'cuda-oom' AND m.pack = ?1"
@@ -63,15 +63,15 @@ int det_oom(struct det *x)
 		int64_t t = sqlite3_column_type(q, 2) == SQLITE_NULL ? IQ_TIME_NONE : sqlite3_column_int64(q, 2);
 		json_t *prev = same_death(a, file, t, tss);
 		if (prev) {
-			json_array_append_new(json_object_get(prev, "evidence"), det_evidence(q, 0));
+			json_array_append_new(json_object_get(prev, "evidence"), det_evidence(x, q, 0, NULL));
 			continue;
 		}
-		const char *capstext = (const char *)sqlite3_column_text(q, 7);
+		const char *capstext = (const char *)sqlite3_column_text(q, 8);
 		json_t *caps = json_loads(capstext ? capstext : "{}", 0, NULL);
 		json_t *e = json_object();
-		json_object_set_new(e, "pod", det_text(q, 4));
-		json_object_set_new(e, "node", det_text(q, 5));
-		json_object_set_new(e, "container", det_text(q, 6));
+		json_object_set_new(e, "pod", det_text(q, 5));
+		json_object_set_new(e, "node", det_text(q, 6));
+		json_object_set_new(e, "container", det_text(q, 7));
 		json_object_set_new(e, "time", det_time(q, 2));
 		json_object_set_new(e, "framework", json_string(framework_of((const char *)sqlite3_column_text(q, 3))));
 		json_object_set_new(e, "tried_bytes", capture_int(caps, "tried_bytes"));
@@ -88,7 +88,7 @@ int det_oom(struct det *x)
 		}
 		json_object_set_new(e, "reserved_unallocated_bytes", ru);
 		json_t *ev = json_array();
-		json_array_append_new(ev, det_evidence(q, 0));
+		json_array_append_new(ev, det_evidence(x, q, 0, NULL));
 		json_object_set_new(e, "evidence", ev);
 		if (json_array_size(a) == cap) {
 			cap = cap ? cap * 2 : 16;

@@ -34,7 +34,7 @@ static json_t *first_of(struct det *x, const char *sql, int64_t from, int64_t to
 	sqlite3_bind_int64(q, 2, to);
 	if (sqlite3_step(q) == SQLITE_ROW) {
 		*t = sqlite3_column_int64(q, 2);
-		e = det_evidence(q, 0);
+		e = det_evidence(x, q, 0, NULL);
 	}
 	sqlite3_finalize(q);
 	return e;
@@ -60,7 +60,7 @@ int det_phases(struct det *x)
 	int64_t begin = IQ_TIME_NONE, t;
 
 	/* outage begins: the first failed request from the first death on */
-	json_t *e = first_of(x, "SELECT f.path, r.line, r.ts, r.text FROM http_requests h JOIN records r"
+	json_t *e = first_of(x, "SELECT f.path, r.line, r.ts, r.text, r.id FROM http_requests h JOIN records r"
 			     " ON r.id = h.record_id JOIN files f ON f.id = r.file_id"
 			     " WHERE h.status >= 500 AND h.ts >= ?1 AND h.ts <= ?2 ORDER BY h.ts LIMIT 1",
 			     x->f.first_oom != IQ_TIME_NONE ? x->f.first_oom - NS(5) : lo, hi, &t);
@@ -80,7 +80,7 @@ int det_phases(struct det *x)
 
 	/* detected: the first warning the cluster raised after it began */
 	if (begin != IQ_TIME_NONE) {
-		e = first_of(x, "SELECT f.path, r.line, coalesce(k.first_ts, k.ts), r.text FROM k8s_events k JOIN records r"
+		e = first_of(x, "SELECT f.path, r.line, coalesce(k.first_ts, k.ts), r.text, r.id FROM k8s_events k JOIN records r"
 			     " ON r.id = k.record_id JOIN files f ON f.id = r.file_id"
 			     " WHERE k.type = 'Warning' AND coalesce(k.first_ts, k.ts) >= ?1 AND k.ts <= ?2"
 			     " ORDER BY coalesce(k.first_ts, k.ts) LIMIT 1", begin, hi, &t);
@@ -103,7 +103,7 @@ int det_phases(struct det *x)
 	sqlite3_stmt *q;
 	double died = -1;
 	int mitigated = 0;
-	if (begin != IQ_TIME_NONE && det_prep(x, "SELECT f.path, r.line, r.ts, r.text FROM signal_matches m"
+	if (begin != IQ_TIME_NONE && det_prep(x, "SELECT f.path, r.line, r.ts, r.text, r.id FROM signal_matches m"
 					      " JOIN records r ON r.id = m.record_id JOIN files f ON f.id = r.file_id"
 					      " WHERE m.pack = ?1 AND m.signal = 'engine-args' ORDER BY r.ts", &q) == 0) {
 		sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
@@ -116,7 +116,7 @@ int det_phases(struct det *x)
 			}
 			if (died > 0 && v > 0 && v < died) {
 				json_object_set_new(ph, "mitigated", phase(rt, "a worker started with a lower max_num_seqs",
-									   det_evidence(q, 0)));
+									   det_evidence(x, q, 0, NULL)));
 				mitigated = 1;
 				break;
 			}
@@ -128,7 +128,7 @@ int det_phases(struct det *x)
 
 	/* outage ends: the end of the 5xx surge */
 	if (x->f.surge) {
-		e = first_of(x, "SELECT f.path, r.line, r.ts, r.text FROM http_requests h JOIN records r"
+		e = first_of(x, "SELECT f.path, r.line, r.ts, r.text, r.id FROM http_requests h JOIN records r"
 			     " ON r.id = h.record_id JOIN files f ON f.id = r.file_id"
 			     " WHERE h.status >= 500 AND h.ts >= ?1 AND h.ts < ?2 ORDER BY h.ts DESC LIMIT 1",
 			     x->f.surge_start, x->f.surge_end, &t);

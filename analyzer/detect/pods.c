@@ -60,7 +60,8 @@ int det_crashloop(struct det *x)
 		for (int c = 9; c <= 10; c++) {
 			if (sqlite3_column_type(q, c) == SQLITE_NULL)
 				continue;
-			json_t *e = det_evidence_of(x, sqlite3_column_int64(q, c));
+			/* the back-off event's message; the container's state (why it waits) */
+			json_t *e = det_evidence_what(x, sqlite3_column_int64(q, c), c == 10 ? "reason" : NULL);
 			if (e) {
 				json_array_append(pe, e);
 				if (looping && json_array_size(ev) < IQ_MAX_EVIDENCE)
@@ -214,7 +215,7 @@ int det_recovery(struct det *x)
 			json_object_set_new(o, "ready", det_time_ns(e->ready));
 			json_object_set_new(o, "restart_to_ready_s", json_real((double)(long long)(s * 10 + 0.5) / 10));
 			json_t *ev = json_array();
-			json_t *ee = det_evidence_of(x, e->ready_id);
+			json_t *ee = det_evidence_what(x, e->ready_id, "ready");
 			if (ee)
 				json_array_append_new(ev, ee);
 			json_object_set_new(o, "evidence", ev);

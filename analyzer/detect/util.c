@@ -49,28 +49,98 @@ json_t *det_str(const char *t)
 	return s;
 }
 
-json_t *det_evidence(sqlite3_stmt *q, int col)
+/* A JSON string of the first line of t, cut at max bytes (on a UTF-8
+ * character boundary) with "…". */
+static json_t *line_cut(const char *t, size_t max)
 {
+	if (!t)
+		return json_null();
+	size_t n = strcspn(t, "\n");
+	int cut = n > max;
+	if (cut) {
+		n = max;
+		while (n > 0 && ((unsigned char)t[n] & 0xC0) == 0x80)
+			n--;
+	}
+	while (n > 0 && (t[n - 1] == ' ' || t[n - 1] == '\t' || t[n - 1] == '\r'))
+		n--;
+	char *c = iq_xmalloc(n + 4);
+	memcpy(c, t, n);
+	if (cut)
+		memcpy(c + n, "\xe2\x80\xa6", 3);
+	c[n + (cut ? 3 : 0)] = '\0';
+	json_t *s = det_str(c);
+	free(c);
+	return s;
+}
+
+#define EV_TEXT_MAX 400
+
+json_t *det_evidence(struct det *x, sqlite3_stmt *q, int col, const char *what)
+{
+	int64_t rid = sqlite3_column_int64(q, col + 4);
 	json_t *e = json_object();
 	json_object_set_new(e, "file", det_text(q, col));
-	json_object_set_new(e, "line", json_integer(sqlite3_column_int64(q, col + 1)));
-	json_object_set_new(e, "time", det_time(q, col + 2));
-	json_object_set_new(e, "text", det_text(q, col + 3));
+	if (!x->ev_q && det_prep(x, "SELECT r.nlines, qt.line, qt.text, k.count, k.first_ts, k.last_ts"
+				 " FROM records r LEFT JOIN quotes qt"
+				 " ON qt.record_id = r.id AND qt.n = coalesce((SELECT n FROM quotes"
+				 "  WHERE record_id = ?1 AND what = ?2), 0)"
+				 " LEFT JOIN k8s_events k ON k.record_id = r.id WHERE r.id = ?1", &x->ev_q)) {
+		json_decref(e);
+		return NULL;
+	}
+	sqlite3_reset(x->ev_q);
+	sqlite3_bind_int64(x->ev_q, 1, rid);
+	sqlite3_bind_text(x->ev_q, 2, what ? what : "", -1, SQLITE_STATIC);
+	long nlines = 1;
+	int quoted = 0;
+	if (sqlite3_step(x->ev_q) == SQLITE_ROW) {
+		nlines = (long)sqlite3_column_int64(x->ev_q, 0);
+		quoted = sqlite3_column_type(x->ev_q, 1) != SQLITE_NULL;
+	}
+	if (quoted) {
+		/* a structured record: the line that says it, the record's own
+		 * text (a restatement) as the summary */
+		json_object_set_new(e, "line", json_integer(sqlite3_column_int64(x->ev_q, 1)));
+		json_object_set_new(e, "nlines", json_integer(1));
+		json_object_set_new(e, "time", det_time(q, col + 2));
+		json_object_set_new(e, "text", line_cut((const char *)sqlite3_column_text(x->ev_q, 2), EV_TEXT_MAX));
+		json_object_set_new(e, "summary", line_cut((const char *)sqlite3_column_text(q, col + 3), EV_TEXT_MAX));
+	} else {
+		json_object_set_new(e, "line", json_integer(sqlite3_column_int64(q, col + 1)));
+		json_object_set_new(e, "nlines", json_integer(nlines > 0 ? nlines : 1));
+		json_object_set_new(e, "time", det_time(q, col + 2));
+		json_object_set_new(e, "text", line_cut((const char *)sqlite3_column_text(q, col + 3), EV_TEXT_MAX));
+	}
+	/* an event the reporter coalesced: when it was first and last seen */
+	if (sqlite3_column_type(x->ev_q, 3) != SQLITE_NULL && sqlite3_column_int64(x->ev_q, 3) > 1) {
+		json_t *seen = json_object();
+		json_object_set_new(seen, "first", det_time(x->ev_q, 4));
+		json_object_set_new(seen, "last", det_time(x->ev_q, 5));
+		json_object_set_new(seen, "count", json_integer(sqlite3_column_int64(x->ev_q, 3)));
+		json_object_set_new(e, "seen", seen);
+	}
+	sqlite3_reset(x->ev_q);
+	return e;
+}
+
+json_t *det_evidence_what(struct det *x, int64_t record_id, const char *what)
+{
+	sqlite3_stmt *q;
+	json_t *e = NULL;
+	if (det_prep(x, "SELECT f.path, r.line, r.ts, r.text, r.id FROM records r JOIN files f ON f.id = r.file_id"
+		     " WHERE r.id = ?1", &q))
+		return NULL;
+	sqlite3_bind_int64(q, 1, record_id);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		e = det_evidence(x, q, 0, what);
+	sqlite3_finalize(q);
 	return e;
 }
 
 json_t *det_evidence_of(struct det *x, int64_t record_id)
 {
-	sqlite3_stmt *q;
-	json_t *e = NULL;
-	if (det_prep(x, "SELECT f.path, r.line, r.ts, r.text FROM records r JOIN files f ON f.id = r.file_id"
-		     " WHERE r.id = ?1", &q))
-		return NULL;
-	sqlite3_bind_int64(q, 1, record_id);
-	if (sqlite3_step(q) == SQLITE_ROW)
-		e = det_evidence(q, 0);
-	sqlite3_finalize(q);
-	return e;
+	return det_evidence_what(x, record_id, NULL);
 }
 
 double det_param(struct det *x, const char *signal, const char *key, double def)

@@ -35,6 +35,10 @@ struct ctr {
 	int64_t started, finished, lstarted, lfinished;
 	enum block block;
 	size_t block_indent;
+	/* the lines that say it, for the record's quotes: line numbers and
+	 * the trimmed lines, kept in cbuf */
+	long reason_line, last_reason_line, state_line, ready_line;
+	struct part reason_q, last_reason_q, state_q, ready_q;
 };
 
 struct desc {
@@ -45,7 +49,9 @@ struct desc {
 	enum section sec;
 	const char *obj_kind;       /* "Node" for a describe node, else NULL */
 	long acct;
-	long last;                  /* the last line seen */                  /* first line not yet in a record or skipped */
+	long last;                  /* the last line seen */
+	long cur;                   /* the line being read, and its text */
+	struct iq_str cur_text;
 	struct iq_buf text;
 	/* the Events block, run through k8s-events-table */
 	void *ev;
@@ -221,6 +227,16 @@ static int flush_ctr(struct desc *p, const struct iq_parse_ctx *ctx)
 	r.text = iq_str_make(p->text.p, p->text.len);
 	r.line = p->acct;
 	r.nlines = p->c.last - p->acct + 1;
+	/* quotes: how the last instance ended, the state (and why), ready */
+	const struct { long line; struct part q; const char *what; } qs[] = {
+		{p->c.last_reason_line, p->c.last_reason_q, "last_reason"},
+		{p->c.reason_line, p->c.reason_q, "reason"},
+		{p->c.reason_line ? 0 : p->c.state_line, p->c.state_q, "state"},
+		{p->c.ready_line, p->c.ready_q, "ready"},
+	};
+	for (size_t i = 0; i < IQ_ARRAY_LEN(qs) && r.nquotes < IQ_MAX_QUOTES; i++)
+		if (qs[i].line > 0 && qs[i].q.n)
+			r.quote[r.nquotes++] = (struct iq_quote){qs[i].line, get(&p->cbuf, qs[i].q), qs[i].what};
 	p->acct = p->c.last + 1;
 	return ctx->sink.record(ctx->sink.u, &r);
 }
@@ -345,8 +361,11 @@ static int ctr_field(struct desc *p, size_t indent, struct iq_str k, struct iq_s
 		c->block = BL_NONE;
 	if (c->block == BL_STATE || c->block == BL_LAST) {
 		int last = c->block == BL_LAST;
-		if (key_is(k, "Reason"))
-			return keep(&p->cbuf, v, 0, last ? &c->last_reason : &c->reason);
+		if (key_is(k, "Reason")) {
+			*(last ? &c->last_reason_line : &c->reason_line) = p->cur;
+			int rc = keep(&p->cbuf, p->cur_text, 0, last ? &c->last_reason_q : &c->reason_q);
+			return rc ? rc : keep(&p->cbuf, v, 0, last ? &c->last_reason : &c->reason);
+		}
 		if (key_is(k, "Exit Code")) {
 			*(last ? &c->last_exit : &c->exit_code) = int_of(v);
 		} else if (key_is(k, "Started")) {
@@ -361,7 +380,9 @@ static int ctr_field(struct desc *p, size_t indent, struct iq_str k, struct iq_s
 	if (key_is(k, "State")) {
 		c->block = BL_STATE;
 		c->block_indent = indent;
-		return keep(&p->cbuf, v, 1, &c->state);
+		c->state_line = p->cur;
+		int rc = keep(&p->cbuf, p->cur_text, 0, &c->state_q);
+		return rc ? rc : keep(&p->cbuf, v, 1, &c->state);
 	}
 	if (key_is(k, "Last State") || key_is(k, "Last Termination State")) {
 		c->block = BL_LAST;
@@ -374,6 +395,8 @@ static int ctr_field(struct desc *p, size_t indent, struct iq_str k, struct iq_s
 		return keep(&p->cbuf, v, 0, &c->image);
 	if (key_is(k, "Ready")) {
 		c->ready = key_is(v, "True") ? 1 : key_is(v, "False") ? 0 : -1;
+		c->ready_line = p->cur;
+		return keep(&p->cbuf, p->cur_text, 0, &c->ready_q);
 	} else if (key_is(k, "Restart Count")) {
 		c->restart = int_of(v);
 	} else if (!v.n) {
@@ -398,6 +421,8 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	size_t indent;
 	p->last = lineno;
 	struct iq_str k, v;
+	p->cur = lineno;
+	p->cur_text = trim(s, n);
 	int kv = key_value(s, n, &indent, &k, &v) == 0;
 	int top_name = kv && indent == 0 && key_is(k, "Name");
 	if (p->sec == SEC_EVENTS) {

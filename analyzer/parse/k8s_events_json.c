@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "locate.h"
 #include "parse.h"
 
 #define MAX_ITEM_BYTES (16u << 20)
@@ -304,6 +305,16 @@ static int emit(struct events *p, const struct iq_parse_ctx *ctx, json_t *o, lon
 	if (summary(&p->text, e))
 		return IQ_ERR_NOMEM;
 	r.text = iq_str_make(p->text.p, p->text.len);
+	/* the text is a restatement: evidence quotes the object's own lines */
+	static const char *const qk[][2] = {{"message", "message"}, {"note", "message"}, {"reason", "reason"}};
+	for (size_t k = 0; k < IQ_ARRAY_LEN(qk) && r.nquotes < IQ_MAX_QUOTES; k++) {
+		struct iq_jpath path = {qk[k][0], 0};
+		size_t b, en;
+		if (r.nquotes && strcmp(r.quote[r.nquotes - 1].what, qk[k][1]) == 0)
+			continue;
+		if (iq_json_locate(p->buf.p, p->buf.len, &path, 1, &b, &en) == 0)
+			iq_quote_make(&r.quote[r.nquotes++], qk[k][1], p->buf.p, p->buf.len, first, b, en);
+	}
 
 	envelope_until(p, ctx, first);
 	r.line = first;

@@ -387,6 +387,19 @@ static int emit(struct evt *p, const struct iq_parse_ctx *ctx, long lineno, stru
 		return IQ_ERR_NOMEM;
 	r.text = iq_str_make(p->text.p, p->text.len);
 	r.line = lineno;
+	/* the text is a restatement: the quote is the row as written, from
+	 * its first cell to its last (all slices of the line) */
+	const char *qb = NULL, *qe = NULL;
+	for (int i = 0; i < NCOLIDS; i++) {
+		if (!cell[i].n)
+			continue;
+		if (!qb || cell[i].p < qb)
+			qb = cell[i].p;
+		if (!qe || cell[i].p + cell[i].n > qe)
+			qe = cell[i].p + cell[i].n;
+	}
+	if (qb)
+		r.quote[r.nquotes++] = (struct iq_quote){lineno, iq_str_make(qb, (size_t)(qe - qb)), "message"};
 	return ctx->sink.record(ctx->sink.u, &r);
 }
 

@@ -6,33 +6,8 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "k8s_doc.h"
 #include "parse.h"
-
-/* The Kubernetes object reader, defined in k8s_pods.c (see there). */
-#define IQ_K8S_JSON      0x001u
-#define IQ_K8S_APIVER    0x004u
-#define IQ_K8S_POD       0x008u
-#define IQ_K8S_LIST      0x010u
-#define IQ_K8S_EVENT     0x020u
-#define IQ_K8S_WORKLOAD  0x040u
-#define IQ_K8S_HPA       0x080u
-#define IQ_K8S_STATUS    0x200u
-#define IQ_K8S_INVOLVED  0x400u
-struct iq_k8s_reader;
-unsigned iq_k8s_head_kinds(const char *head, size_t n);
-struct iq_k8s_reader *iq_k8s_reader_new(int (*item)(void *u, const struct iq_parse_ctx *ctx,
-						    json_t *obj),
-					 void *u);
-int iq_k8s_reader_line(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, long lineno,
-		       const char *s, size_t n);
-int iq_k8s_reader_end(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx);
-void iq_k8s_reader_free(struct iq_k8s_reader *rd);
-long iq_k8s_item_line(const struct iq_k8s_reader *rd);
-long iq_k8s_line_of(const struct iq_k8s_reader *rd, const char *path, size_t index);
-int iq_k8s_record(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, struct iq_record *r);
-void iq_k8s_item_skip(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, const char *reason);
-int iq_k8s_container_config(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, json_t *c,
-			    long line, struct iq_str scope, const struct iq_ident *id);
 
 struct manifest {
 	struct iq_k8s_reader *rd;
@@ -88,12 +63,16 @@ static int add_scalar(struct iq_buf *b, json_t *v)
 	return 0;
 }
 
+/* A config record of the autoscaler at line, quoting the member at
+ * qp[0..qn) of its object. */
 static int config(struct manifest *m, const struct iq_parse_ctx *ctx, long line,
-		  struct iq_str scope, const struct iq_ident *id, const char *key, struct iq_str val)
+		  struct iq_str scope, const struct iq_ident *id, const char *key, struct iq_str val,
+		  const struct iq_jpath *qp, size_t qn)
 {
 	struct iq_record r;
 	iq_record_init(&r, IQ_KIND_CONFIG);
 	r.line = line;
+	r.nquotes = qn ? iq_k8s_quote(m->rd, &r.quote[0], "setting", qp, qn) : 0;
 	r.id = *id;
 	r.u.config.scope = scope;
 	r.u.config.key = iq_str_make(key, strlen(key));
@@ -109,13 +88,15 @@ static int config(struct manifest *m, const struct iq_parse_ctx *ctx, long line,
 
 /* A scalar field as a config value (skipped when absent). */
 static int config_field(struct manifest *m, const struct iq_parse_ctx *ctx, long line,
-			struct iq_str scope, const struct iq_ident *id, const char *key, json_t *v)
+			struct iq_str scope, const struct iq_ident *id, const char *key, json_t *v,
+			const char *field)
 {
 	iq_buf_reset(&m->val);
 	int have = add_scalar(&m->val, v);
 	if (have <= 0)
 		return have < 0 ? IQ_ERR_NOMEM : 0;
-	return config(m, ctx, line, scope, id, key, iq_str_make(m->val.p, m->val.len));
+	const struct iq_jpath qp[] = {{"spec", 0}, {field, 0}};
+	return config(m, ctx, line, scope, id, key, iq_str_make(m->val.p, m->val.len), qp, 2);
 }
 
 /* "<Type>/<name>/<target type>/<value>" of one metric: v2/v2beta2 keep the
@@ -196,14 +177,15 @@ static int hpa(struct manifest *m, const struct iq_parse_ctx *ctx, json_t *o)
 		if (iq_buf_add(&m->val, rk.p, rk.n) || iq_buf_addc(&m->val, '/') ||
 		    iq_buf_add(&m->val, rn.p, rn.n))
 			return IQ_ERR_NOMEM;
+		const struct iq_jpath qp[] = {{"spec", 0}, {"scaleTargetRef", 0}, {"name", 0}};
 		if ((rc = config(m, ctx, line, scope, &id, "hpa_scale_target",
-				 iq_str_make(m->val.p, m->val.len))))
+				 iq_str_make(m->val.p, m->val.len), qp, 3)))
 			return rc;
 	}
 	if ((rc = config_field(m, ctx, line, scope, &id, "hpa_min_replicas",
-			       json_object_get(spec, "minReplicas"))) ||
+			       json_object_get(spec, "minReplicas"), "minReplicas")) ||
 	    (rc = config_field(m, ctx, line, scope, &id, "hpa_max_replicas",
-			       json_object_get(spec, "maxReplicas"))))
+			       json_object_get(spec, "maxReplicas"), "maxReplicas")))
 		return rc;
 	/* autoscaling/v1 */
 	json_t *cpu = json_object_get(spec, "targetCPUUtilizationPercentage");
@@ -212,8 +194,9 @@ static int hpa(struct manifest *m, const struct iq_parse_ctx *ctx, json_t *o)
 		int have = iq_buf_adds(&m->val, "Resource/cpu/Utilization/") ? -1 : add_scalar(&m->val, cpu);
 		if (have < 0)
 			return IQ_ERR_NOMEM;
+		const struct iq_jpath qp[] = {{"spec", 0}, {"targetCPUUtilizationPercentage", 0}};
 		if (have && (rc = config(m, ctx, line, scope, &id, "hpa_metric",
-					 iq_str_make(m->val.p, m->val.len))))
+					 iq_str_make(m->val.p, m->val.len), qp, 2)))
 			return rc;
 	}
 	json_t *metrics = json_object_get(spec, "metrics");
@@ -226,8 +209,17 @@ static int hpa(struct manifest *m, const struct iq_parse_ctx *ctx, json_t *o)
 			return IQ_ERR_NOMEM;
 		if (!have)
 			continue;
+		/* quote the metric's name ("name: cpu"), else its type */
+		static const char *const subs[] = {"resource", "containerResource", "pods", "object", "external"};
+		struct iq_jpath qp[] = {{"spec", 0}, {"metrics", 0}, {NULL, (long)i}, {"type", 0}, {"name", 0}};
+		size_t qn = 4;
+		for (size_t k = 0; k < IQ_ARRAY_LEN(subs); k++)
+			if (json_object_get(mt, subs[k])) {
+				qp[3].key = subs[k];
+				qn = 5;
+			}
 		if ((rc = config(m, ctx, iq_k8s_line_of(m->rd, "spec.metrics", i), scope, &id,
-				 "hpa_metric", iq_str_make(m->val.p, m->val.len))))
+				 "hpa_metric", iq_str_make(m->val.p, m->val.len), qp, qn)))
 			return rc;
 	}
 	return 0;

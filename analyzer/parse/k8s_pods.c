@@ -11,63 +11,8 @@
 
 #include "parse.h"
 
-/* ---- The shared reader. Its declarations are repeated in k8s_manifest.c;
- * they belong in a parse/k8s_doc.h once that file may be added. ---- */
-
-struct iq_k8s_reader;
-
-/* Flags iq_k8s_head_kinds finds in the head of a file. */
-#define IQ_K8S_JSON      0x001u  /* the head is JSON */
-#define IQ_K8S_YAML      0x002u  /* the head is YAML */
-#define IQ_K8S_APIVER    0x004u  /* an object-level apiVersion */
-#define IQ_K8S_POD       0x008u  /* object-level kinds: Pod */
-#define IQ_K8S_LIST      0x010u  /* List, PodList, ... */
-#define IQ_K8S_EVENT     0x020u  /* Event */
-#define IQ_K8S_WORKLOAD  0x040u  /* Deployment, StatefulSet, DaemonSet, ReplicaSet, Job... */
-#define IQ_K8S_HPA       0x080u  /* HorizontalPodAutoscaler */
-#define IQ_K8S_OTHER     0x100u  /* another kind */
-#define IQ_K8S_STATUS    0x200u  /* pod status keys (containerStatuses, podIP, phase) */
-#define IQ_K8S_INVOLVED  0x400u  /* event keys (involvedObject, regarding) */
-
-/* Which kinds the Kubernetes objects in head (n bytes, possibly cut) have,
- * as IQ_K8S_* flags; 0 when head is neither JSON nor YAML of that kind.
- * Only object-level kinds count (a document, a list's items), not those of
- * ownerReferences or scaleTargetRef. */
-unsigned iq_k8s_head_kinds(const char *head, size_t n);
-
-/* A reader calling item(u, ctx, obj) for every object in the input: each
- * item of a List (JSON or YAML), each YAML document, each JSON value of a
- * stream. obj is borrowed for the call. item emits records through
- * iq_k8s_record in line order and returns 0 or a negative iq_err. The
- * reader accounts for all lines no record names ("json envelope", "yaml
- * structure", or why an object was dropped). Caller frees with
- * iq_k8s_reader_free. */
-struct iq_k8s_reader *iq_k8s_reader_new(int (*item)(void *u, const struct iq_parse_ctx *ctx,
-						    json_t *obj),
-					 void *u);
-/* Feeds one line (the format's line callback). Returns 0 or an iq_err. */
-int iq_k8s_reader_line(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, long lineno,
-		       const char *s, size_t n);
-/* Flushes the last object and accounts for the remaining lines. */
-int iq_k8s_reader_end(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx);
-void iq_k8s_reader_free(struct iq_k8s_reader *rd);
-/* The line where the current object starts. */
-long iq_k8s_item_line(const struct iq_k8s_reader *rd);
-/* The line where element index of the array at path (keys from the current
- * object down, joined by '.', e.g. "status.containerStatuses") starts;
- * the object's own line when the reader did not see it. */
-long iq_k8s_line_of(const struct iq_k8s_reader *rd, const char *path, size_t index);
-/* Sends r (r->line set by the caller) after accounting for the lines
- * before it. Returns the sink's result. */
-int iq_k8s_record(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, struct iq_record *r);
-/* Accounts for the rest of the current object with reason (a literal). */
-void iq_k8s_item_skip(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, const char *reason);
-/* Config records of one container object c (core/v1 Container): its
- * command and args as normalised flags (source "container-args"), env
- * (key lower-cased, source "env") and resources.limits (source
- * "resources"), all at line, with scope and id. Returns 0 or an iq_err. */
-int iq_k8s_container_config(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, json_t *c,
-			    long line, struct iq_str scope, const struct iq_ident *id);
+#include "k8s_doc.h"
+#include "locate.h"
 
 #define MAX_ITEM_BYTES (16u << 20)
 #define MAX_DEPTH 128          /* nesting below an object's own braces */
@@ -202,6 +147,47 @@ long iq_k8s_line_of(const struct iq_k8s_reader *rd, const char *path, size_t ind
 		if (rd->marks[i].index == index && strcmp(rd->marks[i].path, path) == 0)
 			return rd->marks[i].line;
 	return rd->item_first;
+}
+
+int iq_k8s_quote(const struct iq_k8s_reader *rd, struct iq_quote *q, const char *what,
+		 const struct iq_jpath *path, size_t len)
+{
+	const struct iq_buf *b = rd->mode == MODE_YAML ? &rd->ybuf : &rd->buf;
+	long first = rd->mode == MODE_YAML ? rd->yfirst : rd->line;
+	size_t beg, end;
+	if (!b->p || !b->len)
+		return 0;
+	int rc = rd->mode == MODE_YAML ? iq_yaml_locate(b->p, b->len, path, len, &beg, &end)
+				       : iq_json_locate(b->p, b->len, path, len, &beg, &end);
+	if (rc)
+		return 0;
+	iq_quote_make(q, what, b->p, b->len, first, beg, end);
+	return q->text.n > 0;
+}
+
+int iq_k8s_quote_find(const struct iq_k8s_reader *rd, struct iq_quote *q, const char *what,
+		      struct iq_str needle, long from_line)
+{
+	const struct iq_buf *b = rd->mode == MODE_YAML ? &rd->ybuf : &rd->buf;
+	long first = rd->mode == MODE_YAML ? rd->yfirst : rd->line;
+	if (!b->p || !b->len || !needle.n)
+		return 0;
+	size_t at = 0;
+	for (long l = first; l < from_line && at < b->len; l++) {
+		const char *nl = memchr(b->p + at, '\n', b->len - at);
+		at = nl ? (size_t)(nl - b->p) + 1 : b->len;
+	}
+	const char *hit = iq_memmem(b->p + at, b->len - at, needle.p, needle.n);
+	if (!hit)
+		return 0;
+	/* the whole line it is on, without its indentation */
+	size_t beg = (size_t)(hit - b->p);
+	while (beg > 0 && b->p[beg - 1] != '\n')
+		beg--;
+	while (beg < b->len && (b->p[beg] == ' ' || b->p[beg] == '\t'))
+		beg++;
+	iq_quote_make(q, what, b->p, b->len, first, beg, b->len);
+	return q->text.n > 0;
 }
 
 int iq_k8s_record(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, struct iq_record *r)
@@ -882,13 +868,17 @@ static int str_eq(struct iq_str s, const char *lit)
 
 /* Sends one config record: key and value are copied into the reader's
  * buffers first when they are not there already. */
+/* A config record at line (the container's) whose setting is written as
+ * raw (an argument, an env var's name, a limit's key): the record quotes
+ * the first line after line holding raw. */
 static int config_record(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, long line,
 			 struct iq_str scope, const struct iq_ident *id, struct iq_str key,
-			 struct iq_str val, const char *source)
+			 struct iq_str val, const char *source, struct iq_str raw)
 {
 	struct iq_record r;
 	iq_record_init(&r, IQ_KIND_CONFIG);
 	r.line = line;
+	r.nquotes = iq_k8s_quote_find(rd, &r.quote[0], "setting", raw, line);
 	if (id)
 		r.id = *id;
 	r.u.config.scope = scope;
@@ -1026,7 +1016,7 @@ static int args_config(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx,
 			val = IQ_STR_LIT("true");
 		}
 		rc = config_record(rd, ctx, line, scope, id, iq_str_make(rd->key.p, rd->key.len), val,
-				   "container-args");
+				   "container-args", w);
 	}
 	free(ws);
 	return rc;
@@ -1081,7 +1071,7 @@ int iq_k8s_container_config(struct iq_k8s_reader *rd, const struct iq_parse_ctx 
 				break;
 			}
 			rc = config_record(rd, ctx, line, scope, id, iq_str_make(rd->key.p, rd->key.len),
-					   iq_str_make(rd->val.p, rd->val.len), "env");
+					   iq_str_make(rd->val.p, rd->val.len), "env", nm);
 		}
 	}
 	json_t *lim = json_object_get(json_object_get(c, "resources"), "limits");
@@ -1098,7 +1088,7 @@ int iq_k8s_container_config(struct iq_k8s_reader *rd, const struct iq_parse_ctx 
 			if (!have)
 				continue;
 			rc = config_record(rd, ctx, line, scope, id, iq_str_make(k, strlen(k)),
-					   iq_str_make(rd->val.p, rd->val.len), "resources");
+					   iq_str_make(rd->val.p, rd->val.len), "resources", iq_str_make(k, strlen(k)));
 		}
 	}
 	return rc;
@@ -1374,8 +1364,31 @@ static int64_t jtime(json_t *o, const char *k, struct iq_str *raw, int *zone)
 }
 
 /* The record of one container status cs of pod o. */
+/* Quotes of container status idx of status.<arr>: the lines that say how
+ * its last instance ended, its state (and why) and whether it is ready. */
+static void status_quotes(struct pods *p, struct iq_record *r, const char *arr, size_t idx,
+			  const char *state, int has_reason, int has_last)
+{
+	struct iq_jpath path[6] = {{"status", 0}, {arr, 0}, {NULL, (long)idx}};
+	if (has_last) {
+		path[3] = (struct iq_jpath){"lastState", 0};
+		path[4] = (struct iq_jpath){"terminated", 0};
+		path[5] = (struct iq_jpath){"reason", 0};
+		r->nquotes += iq_k8s_quote(p->rd, &r->quote[r->nquotes], "last_reason", path, 6);
+	}
+	if (state) {
+		path[3] = (struct iq_jpath){"state", 0};
+		path[4] = (struct iq_jpath){state, 0};
+		path[5] = (struct iq_jpath){"reason", 0};
+		r->nquotes += iq_k8s_quote(p->rd, &r->quote[r->nquotes], has_reason ? "reason" : "state", path,
+					   has_reason ? 6 : 5);
+	}
+	path[3] = (struct iq_jpath){"ready", 0};
+	r->nquotes += iq_k8s_quote(p->rd, &r->quote[r->nquotes], "ready", path, 4);
+}
+
 static int status_record(struct pods *p, const struct iq_parse_ctx *ctx, json_t *o, json_t *cs,
-			 long line)
+			 long line, const char *arr, size_t idx)
 {
 	json_t *meta = json_object_get(o, "metadata");
 	json_t *spec = json_object_get(o, "spec");
@@ -1448,6 +1461,7 @@ static int status_record(struct pods *p, const struct iq_parse_ctx *ctx, json_t 
 		return IQ_ERR_NOMEM;
 	r.text = iq_str_make(p->text.p, p->text.len);
 	r.line = line;
+	status_quotes(p, &r, arr, idx, cur ? pd->state.p : NULL, pd->reason.n > 0, pd->last_reason.n > 0);
 	return iq_k8s_record(p->rd, ctx, &r);
 }
 
@@ -1514,7 +1528,8 @@ static int pod_item(void *u, const struct iq_parse_ctx *ctx, json_t *o)
 			id.container = jstr(c, "name");
 			rc = iq_k8s_container_config(p->rd, ctx, c, us[k].line, id.pod, &id);
 		} else {
-			rc = status_record(p, ctx, o, c, us[k].line);
+			rc = status_record(p, ctx, o, c, us[k].line,
+					   us[k].what == 1 ? "initContainerStatuses" : "containerStatuses", us[k].idx);
 		}
 	}
 	free(us);

@@ -116,6 +116,21 @@ struct iq_config {
 					   "hpa", "engine-log", "resources" */
 };
 
+/* A verbatim piece of the file that says what a structured record says
+ * (a JSON event's "message" member, a container status's "reason" line,
+ * a sample's own line): its line and text, a slice valid during the sink
+ * call like every other, and what it shows ("message", "reason",
+ * "last_reason", ...; a literal). Evidence quotes it and keeps the
+ * record's text, a restatement, as its summary. A record whose text
+ * stands at its own line has none. */
+struct iq_quote {
+	long line;
+	struct iq_str text;
+	const char *what;
+};
+
+#define IQ_MAX_QUOTES 3
+
 struct iq_record {
 	enum iq_kind kind;
 	long line;                      /* first line in the file, 1-based (but
@@ -143,6 +158,8 @@ struct iq_record {
 	 * first_line ("Traceback (most recent call last):") for nlines. 0 when
 	 * the record starts at line. */
 	long first_line;
+	struct iq_quote quote[IQ_MAX_QUOTES];
+	int nquotes;
 };
 
 /* Clears r and sets the "unknown" markers (NAN, -1, IQ_TIME_NONE). */

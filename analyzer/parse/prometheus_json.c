@@ -59,6 +59,7 @@ struct pjson {
 	int too_big, too_deep, broken;
 	struct iq_buf buf;
 	long *slines;           /* line of each sample's '[' */
+	size_t *soffs;          /* ... and its offset in buf */
 	size_t ns, scap;
 	/* accounting: lines before acct are in a record or skipped */
 	long acct;
@@ -103,6 +104,18 @@ static void envelope_until(struct pjson *p, const struct iq_parse_ctx *ctx, long
 		ctx->sink.skip(ctx->sink.u, p->acct, l - p->acct, "json envelope", NULL, 0);
 		p->acct = l;
 	}
+}
+
+/* The quote of sample i: its "[time, "value"]" as written, on its line. */
+static void sample_quote(const struct pjson *p, size_t i, struct iq_record *r)
+{
+	if (i >= p->ns || p->soffs[i] >= p->buf.len || p->buf.p[p->soffs[i]] != '[')
+		return;
+	const char *b = p->buf.p + p->soffs[i], *e = b, *lim = p->buf.p + p->buf.len;
+	while (e < lim && *e != ']' && *e != '\n')
+		e++;
+	if (e < lim && *e == ']')
+		r->quote[r->nquotes++] = (struct iq_quote){p->slines[i], iq_str_make(b, (size_t)(e + 1 - b)), "sample"};
 }
 
 /* Accounts for lines first..lastl (those not yet accounted) as skipped. */
@@ -302,6 +315,7 @@ static int emit_series(struct pjson *p, const struct iq_parse_ctx *ctx, json_t *
 		}
 		r.line = first;
 		r.nlines = cnt;
+		sample_quote(p, i, &r);
 		r.ts = t;
 		r.ts_how = IQ_TS_EXPLICIT;
 		r.ts_raw = iq_str_make(raw, strlen(raw));
@@ -386,19 +400,20 @@ static int add_seg(struct pjson *p, const char *s, size_t n)
 	return iq_buf_add(&p->buf, s, n);
 }
 
-static int push_sample_line(struct pjson *p, long lineno)
+/* Notes a sample's '[' at line lineno, off bytes into the series' buf. */
+static int push_sample_line(struct pjson *p, long lineno, size_t off)
 {
 	if (p->ns == p->scap) {
 		size_t nc = p->scap ? p->scap * 2 : 64;
-		long *nl = realloc(p->slines, nc * sizeof *nl);
-		if (!nl)
-			return IQ_ERR_NOMEM;
-		p->slines = nl;
+		p->slines = iq_xrealloc(p->slines, nc * sizeof *p->slines);
+		p->soffs = iq_xrealloc(p->soffs, nc * sizeof *p->soffs);
 		p->scap = nc;
 	}
+	p->soffs[p->ns] = off;
 	p->slines[p->ns++] = lineno;
 	return 0;
 }
+
 
 static int key_is(const struct pjson *p, const char *k)
 {
@@ -458,10 +473,10 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 			} else if (ch == '[' && p->open && p->depth == p->base + 1) {
 				if (key_is(p, "values"))
 					p->in_values = 1;
-				else if (key_is(p, "value") && (rc = push_sample_line(p, lineno)))
+				else if (key_is(p, "value") && (rc = push_sample_line(p, lineno, p->buf.len + i - seg)))
 					return rc;
 			} else if (ch == '[' && p->open && p->in_values && p->depth == p->base + 2) {
-				if ((rc = push_sample_line(p, lineno)))
+				if ((rc = push_sample_line(p, lineno, p->buf.len + i - seg)))
 					return rc;
 			}
 			p->key_len = 0;
@@ -524,6 +539,7 @@ static int end(void *st, const struct iq_parse_ctx *ctx)
 	iq_buf_release(&p->text);
 	iq_buf_release(&p->name);
 	free(p->slines);
+	free(p->soffs);
 	return 0;
 }
 

@@ -99,6 +99,11 @@ struct group {
 	const char *engine;     /* "vllm", "sglang", "tgi" */
 	struct iq_buf key;      /* label values (unescaped), back to back */
 	size_t len[L_COUNT];
+	/* the sample line the record quotes (memory used first: enum met
+	 * order), trimmed; qrank M_COUNT + 1 while there is none */
+	struct iq_buf quote;
+	long qline;
+	int qrank;
 };
 
 /* A parsed sample line; slices point into the line. */
@@ -484,6 +489,8 @@ static int emit_engine(struct prom *p, const struct iq_parse_ctx *ctx, struct gr
 	if (rc || iq_es_render(&p->text, &g->es))
 		return IQ_ERR_NOMEM;
 	r.text = iq_str_make(p->text.p, p->text.len);
+	if (g->qline)
+		r.quote[r.nquotes++] = (struct iq_quote){g->qline, iq_str_make(g->quote.p, g->quote.len), "sample"};
 	return ctx->sink.record(ctx->sink.u, &r);
 }
 
@@ -566,6 +573,8 @@ static int emit(struct prom *p, const struct iq_parse_ctx *ctx, size_t gi)
 	if (rc)
 		return IQ_ERR_NOMEM;
 	r.text = iq_str_make(p->text.p, p->text.len);
+	if (g->qline)
+		r.quote[r.nquotes++] = (struct iq_quote){g->qline, iq_str_make(g->quote.p, g->quote.len), "sample"};
 	rc = ctx->sink.record(ctx->sink.u, &r);
 	drop(p, gi);
 	return rc;
@@ -624,10 +633,13 @@ static int new_group(struct prom *p, const struct iq_parse_ctx *ctx, const struc
 		p->cap = nc;
 	}
 	struct group *g = &p->g[p->ng++];
-	struct iq_buf keep = g->key;
+	struct iq_buf keep = g->key, kq = g->quote;
 	memset(g, 0, sizeof *g);
 	g->key = keep;
+	g->quote = kq;
 	iq_buf_reset(&g->key);
+	iq_buf_reset(&g->quote);
+	g->qrank = M_COUNT + 1;
 	if (iq_buf_add(&g->key, p->key.p ? p->key.p : "", p->key.len))
 		return IQ_ERR_NOMEM;
 	memcpy(g->len, p->len, sizeof g->len);
@@ -699,6 +711,17 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	if (!g && (rc = new_group(p, ctx, &sm, fam, lineno, &g)))
 		return rc;
 	g->seen |= 1u << m;
+	int rank = fam == FAM_ENGINE ? M_COUNT : m;
+	if (rank < g->qrank) {
+		size_t e = n;
+		while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t'))
+			e--;
+		iq_buf_reset(&g->quote);
+		if (iq_buf_add(&g->quote, s + b, e - b))
+			return IQ_ERR_NOMEM;
+		g->qline = lineno;
+		g->qrank = rank;
+	}
 	if (fam == FAM_ENGINE) {
 		g->es.v[m] = sm.value * scale;
 		g->engine = engine;
@@ -713,8 +736,10 @@ static int end(void *st, const struct iq_parse_ctx *ctx)
 {
 	struct prom *p = st;
 	int rc = flush(p, ctx, 0);
-	for (size_t i = 0; i < p->cap; i++)
+	for (size_t i = 0; i < p->cap; i++) {
 		iq_buf_release(&p->g[i].key);
+		iq_buf_release(&p->g[i].quote);
+	}
 	free(p->g);
 	iq_buf_release(&p->key);
 	iq_buf_release(&p->text);

@@ -35,6 +35,8 @@ struct item {
 	long line, n;
 	const char *reason;        /* NULL: a record */
 	size_t k_off, k_len, v_off, v_len, t_off, t_len;
+	long q_line;               /* the line it quotes (0 none), its text in arena */
+	size_t q_off, q_len;
 };
 
 struct triton {
@@ -62,6 +64,11 @@ struct triton {
 	struct iq_str scope;       /* into arena (name) or ctx->path */
 	size_t scope_off;
 	int have_name;
+	/* the line being read, and where a parameters entry's key was */
+	long cur;
+	struct iq_str cur_text;
+	long pkey_line;
+	struct iq_buf pkey_text;
 };
 
 static int is_ident_start(char c)
@@ -128,6 +135,7 @@ static int begin(void *st, const struct iq_parse_ctx *ctx)
 	struct triton *p = st;
 	iq_buf_init(&p->list);
 	iq_buf_init(&p->pkey);
+	iq_buf_init(&p->pkey_text);
 	iq_buf_init(&p->pval);
 	iq_buf_init(&p->arena);
 	/* <repo>/<model>/config.pbtxt: the model directory names the model */
@@ -182,6 +190,8 @@ static int flush_items(struct triton *p, const struct iq_parse_ctx *ctx)
 		r.u.config.value = arena_str(p, it.v_off, it.v_len);
 		r.u.config.source = IQ_STR_LIT("triton-config");
 		r.text = arena_str(p, it.t_off, it.t_len);
+		if (it.q_line)
+			r.quote[r.nquotes++] = (struct iq_quote){it.q_line, arena_str(p, it.q_off, it.q_len), "setting"};
 		rc = ctx->sink.record(ctx->sink.u, &r);
 	}
 	p->nitems = 0;
@@ -247,6 +257,25 @@ static int add_record(struct triton *p, const struct iq_parse_ctx *ctx, const ch
 	    iq_buf_add(&p->arena, val, vn))
 		return IQ_ERR_NOMEM;
 	it.t_len = p->arena.len - it.t_off;
+	/* the quote: the line it starts on when that is this one, a
+	 * parameters entry's key line */
+	const char *qs = NULL;
+	size_t qn = 0;
+	if (first == p->cur) {
+		it.q_line = p->cur;
+		qs = p->cur_text.p;
+		qn = p->cur_text.n;
+	} else if (first == p->pline && p->pkey_line) {
+		it.q_line = p->pkey_line;
+		qs = p->pkey_text.p;
+		qn = p->pkey_text.len;
+	}
+	it.q_off = p->arena.len;
+	if (qn && iq_buf_add(&p->arena, qs, qn))
+		return IQ_ERR_NOMEM;
+	it.q_len = qn;
+	if (!qn)
+		it.q_line = 0;
 	p->line_records++;
 	return hold(p, ctx, it);
 }
@@ -304,6 +333,11 @@ static int on_value(struct triton *p, const struct iq_parse_ctx *ctx, const char
 	}
 	if (p->pdepth && p->depth == p->pdepth && eq(field, "key")) {
 		iq_buf_reset(&p->pkey);
+		/* the entry's record quotes its key's line */
+		p->pkey_line = p->cur;
+		iq_buf_reset(&p->pkey_text);
+		if (iq_buf_add(&p->pkey_text, p->cur_text.p, p->cur_text.n))
+			return IQ_ERR_NOMEM;
 		return iq_buf_add(&p->pkey, v, vn);
 	}
 	if (p->pdepth && p->depth == p->pdepth + 1 && eq(field, "string_value") &&
@@ -420,6 +454,16 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	p->line_bad = p->line_comment = 0;
 	p->last = lineno;
 	p->line_reason = NULL;
+	/* the line as written, trimmed: what a record of it quotes */
+	{
+		size_t b = 0, e = n;
+		while (b < e && (s[b] == ' ' || s[b] == '\t'))
+			b++;
+		while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r'))
+			e--;
+		p->cur = lineno;
+		p->cur_text = iq_str_make(s + b, e - b);
+	}
 	int in_spec = eq(root(p), "input") || eq(root(p), "output");
 	for (size_t i = 0; i < n && !rc;) {
 		char c = s[i];
@@ -547,6 +591,7 @@ static int end(void *st, const struct iq_parse_ctx *ctx)
 	free(p->items);
 	iq_buf_release(&p->list);
 	iq_buf_release(&p->pkey);
+	iq_buf_release(&p->pkey_text);
 	iq_buf_release(&p->pval);
 	iq_buf_release(&p->arena);
 	return rc ? rc : rc2;

@@ -23,7 +23,7 @@ extern const char iq_index_sql[];
 enum stmt_id {
 	ST_FILE_FIND, ST_FILE_ADD, ST_FILE_END, ST_RECORD, ST_HTTP, ST_UPSTREAM,
 	ST_GPU, ST_EVENT, ST_KERNEL, ST_POD, ST_CONFIG, ST_MATCH, ST_SKIP, ST_PROBLEM, ST_META,
-	ST_NEXT_ID, ST_ERROR, ST_HOW_ADD, ST_COUNT
+	ST_NEXT_ID, ST_ERROR, ST_HOW_ADD, ST_QUOTE, ST_COUNT
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
@@ -45,6 +45,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_POD] = "INSERT INTO pod_states VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,"
 		   "?17,?18,?19,?20,?21,?22)",
 	[ST_CONFIG] = "INSERT INTO config_settings VALUES (?1,?2,?3,?4,?5)",
+	[ST_QUOTE] = "INSERT OR REPLACE INTO quotes VALUES (?1,?2,?3,?4,?5)",
 	[ST_MATCH] = "INSERT OR IGNORE INTO signal_matches VALUES (?1,?2,?3,?4)",
 	[ST_SKIP] = "INSERT INTO skips VALUES (?1,?2,?3,?4,?5) ON CONFLICT(file_id, reason)"
 		    " DO UPDATE SET lines = lines + excluded.lines",
@@ -461,7 +462,7 @@ int iq_store_file_forget(struct iq_store *s, int64_t file_id, int64_t first_reco
 	/* A file's records are consecutive ids from first_record on (one
 	 * writer writes one file at a time), so the rowid range bounds each
 	 * scan. */
-	char sub[160], sql[2400];
+	char sub[160], sql[3200];
 	if (begin_tx(s) || flush(s) || flush_how(s))
 		return IQ_ERR_DB;
 	snprintf(sub, sizeof sub, "SELECT id FROM records WHERE id >= %lld AND file_id = %lld",
@@ -478,9 +479,10 @@ int iq_store_file_forget(struct iq_store *s, int64_t file_id, int64_t first_reco
 		 "DELETE FROM kernel_events WHERE record_id IN (%s);"
 		 "DELETE FROM pod_states WHERE record_id IN (%s);"
 		 "DELETE FROM config_settings WHERE record_id IN (%s);"
+		 "DELETE FROM quotes WHERE record_id IN (%s);"
 		 "DELETE FROM records WHERE id >= %lld AND file_id = %lld;"
 		 "DELETE FROM skips WHERE file_id = %lld;",
-		 (long long)first_record, (long long)file_id, sub, sub, sub, sub, sub, sub, sub, sub, sub,
+		 (long long)first_record, (long long)file_id, sub, sub, sub, sub, sub, sub, sub, sub, sub, sub,
 		 (long long)first_record, (long long)file_id, (long long)file_id);
 	if (file_id == s->cur_file) {
 		s->cur_last = 0;
@@ -748,6 +750,19 @@ int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *
 	}
 	case IQ_KIND_LOG:
 		break;
+	}
+	for (int k = 0, n = 0; k < r->nquotes && k < IQ_MAX_QUOTES; k++) {
+		const struct iq_quote *qt = &r->quote[k];
+		if (!qt->what || !qt->text.n)
+			continue;
+		q = s->st[ST_QUOTE];
+		sqlite3_bind_int64(q, 1, id);
+		sqlite3_bind_int(q, 2, n++);
+		sqlite3_bind_text(q, 3, qt->what, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(q, 4, qt->line);
+		bind_str(q, 5, qt->text);
+		if (step(s, q))
+			return IQ_ERR_DB;
 	}
 	if (++s->pending >= IQ_BATCH) {
 		if (commit_tx(s) || begin_tx(s))

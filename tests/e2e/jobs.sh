@@ -7,7 +7,7 @@ bin=$1
 . tests/e2e/lib.sh
 
 tables="files skips problems records http_requests http_upstreams gpu_samples k8s_events
-kernel_events pod_states config_settings signal_matches clock_skew meta"
+kernel_events pod_states config_settings quotes signal_matches clock_skew meta"
 
 dump() { # DB OUT
   for t in $tables; do

@@ -45,7 +45,8 @@ for f in want:
 PY
 	then ok; else bad "charts ($lang)"; fi
 
-	# every evidence reference names a record (or a skipped line) in the database
+	# every evidence reference names a record (its span, or a line it
+	# quotes) or a skipped line in the database
 	if python3 - "$out/postmortem.md" "$out/inquest.db" <<'PY'
 import re, sqlite3, sys
 md, db = sys.argv[1], sys.argv[2]
@@ -57,9 +58,11 @@ for cut, path, line in refs:
     op, arg = ("LIKE", "%" + path) if cut else ("=", path)
     q = ("SELECT 1 FROM records r JOIN files f ON f.id = r.file_id WHERE f.path " + op +
          " ? AND r.line <= ? AND r.line + max(r.nlines, 1) > ? UNION ALL"
+         " SELECT 1 FROM quotes qt JOIN records r ON r.id = qt.record_id JOIN files f ON f.id = r.file_id"
+         " WHERE f.path " + op + " ? AND qt.line = ? UNION ALL"
          " SELECT 1 FROM skips k JOIN files f ON f.id = k.file_id WHERE f.path " + op +
          " ? AND k.first_line = ? LIMIT 1")
-    if not con.execute(q, (arg, int(line), int(line), arg, int(line))).fetchone():
+    if not con.execute(q, (arg, int(line), int(line), arg, int(line), arg, int(line))).fetchone():
         missing.append(path + ":" + line)
 if not refs:
     sys.exit("no evidence references found")

@@ -137,39 +137,19 @@ def evidence_objects(x):
             yield from evidence_objects(v)
 
 
-STRUCTURED = (".json", ".yaml", ".prom")
-
-
-def text_matches(ev_text, ls, i):
-    """Evidence text against line i (0-based) of the file's lines ls.  A record
-    of a multi-line document (events.json, pods.json, deployments.yaml, a DCGM
-    scrape) starts at its line and its text is a rendering: then most of the
-    words of the text must occur in the document from that line on."""
-    if ev_text is None:
+def text_matches(ev, ls):
+    """The evidence's text (its first line, up to 60 characters, a cut's "…"
+    dropped) stands verbatim at its line of the file's lines ls, or within
+    the nlines lines from it; a docker json-file line holds it JSON-escaped
+    (the evidence quotes the decoded log)."""
+    text = ev.get("text")
+    if text is None:
         return True
-    line = ls[i]
-    probe = ev_text.rstrip("…").strip()[:60]
-    if not probe or probe in line:
-        return True
-    if line.startswith("{"):                     # docker json-file: evidence is the decoded log
-        try:
-            if probe in json.loads(line).get("log", ""):
-                return True
-        except ValueError:
-            pass
-    if not any(f for f in STRUCTURED if ls is not None):
-        return False
-    window = "\n".join(ls[i:i + 150])
-    m = re.fullmatch(r"([a-z_]+)=(\S+)", ev_text.strip())
-    if m:
-        # a configuration fact rendered key=value (max_num_seqs=256 from "- --max-num-seqs" "- \"256\"")
-        norm = lambda x: re.sub(r"[-_:\"'\s]", "", x.lower())
-        key = norm(re.sub(r"^hpa_", "", m.group(1)))
-        wn = norm(window)
-        return key in wn and all(norm(v) in wn for v in m.group(2).split("/"))
-    words = {w for w in re.split(r"[^A-Za-z0-9_.-]+", ev_text) if len(w) >= 4}
-    words = {w.strip(".") for w in words}
-    return bool(words) and sum(1 for w in words if w in window) >= 0.5 * len(words)
+    i = ev["line"] - 1
+    span = "\n".join(ls[i:i + max(1, ev.get("nlines") or 1)])
+    probe = text.split("\n")[0].rstrip("…").strip()[:60]
+    forms = {probe, json.dumps(probe)[1:-1], json.dumps(probe, ensure_ascii=False)[1:-1], probe.replace('"', '\\"')}
+    return not probe or any(f in span for f in forms)
 
 
 def by_id(items):
@@ -409,10 +389,7 @@ def check_case(scenario, seed, variant, tmp):
         for e in evidence_objects(pt):
             n += 1
             ls = lines.get(e["file"])
-            structured = e["file"].endswith(STRUCTURED)
-            if ls is None or not 1 <= e["line"] <= len(ls) or not (
-                    text_matches(e.get("text"), ls, e["line"] - 1) if structured else
-                    text_matches(e.get("text"), [ls[e["line"] - 1]], 0)):
+            if ls is None or not 1 <= e["line"] <= len(ls) or not text_matches(e, ls):
                 bad.append((e["file"], e["line"], (e.get("text") or "")[:80],
                             None if ls is None or not 1 <= e["line"] <= len(ls) else ls[e["line"] - 1][:80]))
     check(case, n > 0 and not bad, "every evidence file:line holds its text (%d evidence)" % n, bad[:5])

@@ -57,7 +57,7 @@ if diff -u "$tmp/want" "$tmp/got" >"$tmp/diff"; then ok; else ko "rules match ou
 "$bin" rules match --pack gpu-hardware-fault --explain - <"$tmp/mixed.log" >"$tmp/got" 2>&1
 printf -- '%s\n' \
   '-:3	cuda-oom	RuntimeError: CUDA out of memory. Tried to allocate 2.87 GiB (GPU 0; 14.76 GiB total capacity; 8.77 GiB already allocated; 19.75 MiB free; 13.71 GiB reserved in total by PyTorch)' \
-  '	gpu-hardware-fault/cuda-oom	{"allocated":"8.77 GiB","allocated_bytes":9416715796,"capacity":"14.76 GiB","capacity_bytes":15848429322,"free":"19.75 MiB","free_bytes":20709376,"gpu":0,"reserved":"13.71 GiB","reserved_bytes":14721000407,"tried":"2.87 GiB","tried_bytes":3081639035}' \
+  '	gpu-hardware-fault/cuda-oom	{"allocated":"8.77 GiB","allocated_bytes":9416715796,"capacity":"14.76 GiB","capacity_bytes":15848429322,"free":"19.75 MiB","free_bytes":20709376,"gpu":0,"reserved":"13.71 GiB","reserved_bytes":14721000407,"tried":"2.87 GiB","tried_bytes":3081639035,"framework":"pytorch"}' \
   '-:5	crashloop	+     Warning  BackOff           4m25s (x157 over 38m)  kubelet, minikube  Back-off restarting failed container' \
   '	gpu-hardware-fault/crashloop	{}' \
   '-:6	gpu-xid	NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error' \

@@ -11,6 +11,7 @@ static json_t *capture_int(json_t *caps, const char *key)
 	return json_is_integer(v) ? json_incref(v) : json_null();
 }
 
+/* The framework of an OOM line whose pattern does not name one. */
 static const char *framework_of(const char *text)
 {
 	if (!text)
@@ -73,7 +74,11 @@ int det_oom(struct det *x)
 		json_object_set_new(e, "node", det_text(q, 6));
 		json_object_set_new(e, "container", det_text(q, 7));
 		json_object_set_new(e, "time", det_time(q, 2));
-		json_object_set_new(e, "framework", json_string(framework_of((const char *)sqlite3_column_text(q, 3))));
+		/* the pack names the program of each message form (a mark,
+		 * rules/README.md); the words of the text are the fallback */
+		json_t *fw = json_object_get(caps, "framework");
+		json_object_set_new(e, "framework", json_is_string(fw) ? json_incref(fw)
+					: json_string(framework_of((const char *)sqlite3_column_text(q, 3))));
 		json_object_set_new(e, "tried_bytes", capture_int(caps, "tried_bytes"));
 		json_object_set_new(e, "capacity_bytes", capture_int(caps, "capacity_bytes"));
 		json_object_set_new(e, "free_bytes", capture_int(caps, "free_bytes"));

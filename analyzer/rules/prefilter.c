@@ -48,12 +48,24 @@ static int escaped_literal(unsigned char c)
 	return c && !isalnum(c);
 }
 
+/* Does pat hold a backtracking or option verb "(*...)"? A mark, (*MARK:x)
+ * or (*:x), only names the path that matched (rules.c reads it as a
+ * field): a group the scan below skips like any other. */
+static int has_verb(const char *pat)
+{
+	for (const char *p = strstr(pat, "(*"); p; p = strstr(p + 2, "(*"))
+		if (strncmp(p + 2, "MARK:", 5) != 0 && p[2] != ':')
+			return 1;
+	return 0;
+}
+
 size_t iq_pf_extract(const char *pat, char out[][IQ_LIT_MAX], size_t max)
 {
 	char run[IQ_LIT_MAX], best[IQ_LIT_MAX];
 	size_t rn = 0, bn = 0, nout = 0;
-	/* extended mode and \Q...\E change what characters mean: no prefilter */
-	if (strstr(pat, "(?x") || strstr(pat, "\\Q") || strstr(pat, "(*"))
+	/* extended mode and \Q...\E change what characters mean, and a verb
+	 * such as (*ACCEPT) or (*UTF) changes what matches: no prefilter */
+	if (strstr(pat, "(?x") || strstr(pat, "\\Q") || has_verb(pat))
 		return 0;
 	for (const unsigned char *p = (const unsigned char *)pat;; p++) {
 		unsigned char c = *p;

@@ -349,6 +349,12 @@ static void compile_signal(struct iq_lint *lc, struct iq_ruleset *rs, struct iq_
 		if (re) {
 			struct iq_pat_lits *pl = &s->lits[s->nre];
 			pl->nalt = (unsigned char)iq_pf_extract(json_string_value(v), pl->lit, IQ_PF_ALTS);
+			if (!pl->nalt)
+				iq_lint_report(lc, 1, sub, 0, NULL,
+					       "signal '%s': pattern %zu has no literal of %d or more characters "
+					       "outside groups in each of its (at most %d) alternatives: it runs "
+					       "on every record the prefilter would skip", s->id, i + 1, 3,
+					       IQ_PF_ALTS);
 			s->re[s->nre++] = re;
 		}
 	}
@@ -722,7 +728,34 @@ static long long parse_int(const char *v, size_t vn, int tokens)
 	return neg ? -x : x;
 }
 
-/* Writes the named captures of the last match as a JSON object. */
+/* A pattern may name the path it matched with a mark, (*MARK:key=value):
+ * the pair becomes a text field of the match (the framework of an OOM
+ * message, say), unless a named group called key captured something. A
+ * mark that is not key=value with key made of [a-z0-9_] is ignored. */
+static void mark_field(pcre2_match_data *md, struct iq_buf *out, int first)
+{
+	const char *m = (const char *)pcre2_get_mark(md);
+	const char *eq = m ? strchr(m, '=') : NULL;
+	if (!eq || eq == m || eq - m >= 64)
+		return;
+	for (const char *c = m; c < eq; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
+			return;
+	char key[64];
+	memcpy(key, m, (size_t)(eq - m));
+	key[eq - m] = '\0';
+	PCRE2_SIZE len;
+	if (pcre2_substring_length_byname(md, (PCRE2_SPTR)key, &len) == 0)
+		return;
+	if (!first)
+		iq_buf_addc(out, ',');
+	json_escape(out, key, strlen(key));
+	iq_buf_addc(out, ':');
+	json_escape(out, eq + 1, strlen(eq + 1));
+}
+
+/* Writes the named captures of the last match, and the field its mark
+ * names, as a JSON object. */
 static void captures_json(const struct iq_signal *s, pcre2_code *re, pcre2_match_data *md,
 			  const char *subj, struct iq_buf *out)
 {
@@ -767,6 +800,7 @@ static void captures_json(const struct iq_signal *s, pcre2_code *re, pcre2_match
 				iq_buf_adds(out, ":null");
 		}
 	}
+	mark_field(md, out, first);
 	iq_buf_addc(out, '}');
 }
 

@@ -29,7 +29,7 @@ grep -q "windowed detector 'surge'" "$tmp/out" && grep -q 'statuses = \[502,503,
 
 # 2. rules match on plain files made of corpus rows (sources in the comments)
 # host_oom.tsv docker/for-linux#1001; host_oom.tsv reportportal/kubernetes#203
-# (a stack frame: no match); cuda_oom.tsv rshaojimmy/MADDoG#11; near_miss.tsv
+# (a stack frame: the fact oom-killer-report, not a kill); cuda_oom.tsv rshaojimmy/MADDoG#11; near_miss.tsv
 # (allocator advice: no match); crashloop.tsv tarantool-operator#88;
 # xid.tsv leptonai/gpud#1174; serving_logs.tsv vllm#3094 (a fact);
 # snippets/host_oom/10 (exit 137 with reason Error: cancelled by the exception).
@@ -45,6 +45,7 @@ Last State: Terminated Reason: Error Exit Code: 137
 LOG
 printf '%s\t%s\t%s\n' \
   'm.log:1' 'host-oom' 'May 15 23:09:30 ubuntu-s-1vcpu-2gb-ams3-01 kernel: [  518.050606] Out of memory: Killed process 15784 (python3) total-vm:11964kB, anon-rss:4288kB, file-rss:3028kB, shmem-rss:0kB' \
+  'm.log:2' 'oom-killer-report' '[ 7093.543737]  mem_cgroup_out_of_memory+0xbd/0xe0' \
   'm.log:3' 'cuda-oom' 'RuntimeError: CUDA out of memory. Tried to allocate 2.87 GiB (GPU 0; 14.76 GiB total capacity; 8.77 GiB already allocated; 19.75 MiB free; 13.71 GiB reserved in total by PyTorch)' \
   'm.log:5' 'crashloop' '+     Warning  BackOff           4m25s (x157 over 38m)  kubelet, minikube  Back-off restarting failed container' \
   'm.log:6' 'gpu-xid' 'NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error' \
@@ -57,7 +58,7 @@ if diff -u "$tmp/want" "$tmp/got" >"$tmp/diff"; then ok; else ko "rules match ou
 "$bin" rules match --pack gpu-hardware-fault --explain - <"$tmp/mixed.log" >"$tmp/got" 2>&1
 printf -- '%s\n' \
   '-:3	cuda-oom	RuntimeError: CUDA out of memory. Tried to allocate 2.87 GiB (GPU 0; 14.76 GiB total capacity; 8.77 GiB already allocated; 19.75 MiB free; 13.71 GiB reserved in total by PyTorch)' \
-  '	gpu-hardware-fault/cuda-oom	{"allocated":"8.77 GiB","allocated_bytes":9416715796,"capacity":"14.76 GiB","capacity_bytes":15848429322,"free":"19.75 MiB","free_bytes":20709376,"gpu":0,"reserved":"13.71 GiB","reserved_bytes":14721000407,"tried":"2.87 GiB","tried_bytes":3081639035}' \
+  '	gpu-hardware-fault/cuda-oom	{"allocated":"8.77 GiB","allocated_bytes":9416715796,"capacity":"14.76 GiB","capacity_bytes":15848429322,"free":"19.75 MiB","free_bytes":20709376,"gpu":0,"reserved":"13.71 GiB","reserved_bytes":14721000407,"tried":"2.87 GiB","tried_bytes":3081639035,"framework":"pytorch"}' \
   '-:5	crashloop	+     Warning  BackOff           4m25s (x157 over 38m)  kubelet, minikube  Back-off restarting failed container' \
   '	gpu-hardware-fault/crashloop	{}' \
   '-:6	gpu-xid	NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error' \

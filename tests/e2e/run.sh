@@ -21,4 +21,7 @@ sh tests/e2e/zones.sh "$bin" || status=1
 sh tests/e2e/zeroed.sh "$bin" || status=1
 sh tests/e2e/summaries.sh "$bin" || status=1
 sh tests/e2e/hostile.sh "$bin" || status=1
+sh tests/e2e/oom_frameworks.sh "$bin" || status=1
+# the shared corpus of real lines, when ../shared is there (skipped otherwise)
+python3 tests/e2e/corpus.py "$bin" || status=1
 exit $status

@@ -203,6 +203,21 @@ static void test_high_bytes(void **state)
 	iq_pf_free(pf);
 }
 
+/* Literals per top-level alternative; a mark is skipped like a group, a
+ * verb that changes what matches leaves the pattern without literals. */
+static void test_extract_marks_and_verbs(void **state)
+{
+	(void)state;
+	char out[IQ_PF_ALTS][IQ_LIT_MAX];
+	assert_int_equal(iq_pf_extract("(*MARK:framework=hip)HIP error: out|(*:x)hipErrorOutOfMemory", out,
+				       IQ_PF_ALTS), 2);
+	assert_string_equal(out[0], "hip error: out");
+	assert_string_equal(out[1], "hiperroroutofmemory");
+	assert_int_equal(iq_pf_extract("CUDA error(*ACCEPT) out of memory", out, IQ_PF_ALTS), 0);
+	assert_int_equal(iq_pf_extract("(*UTF)CUDA error: out of memory", out, IQ_PF_ALTS), 0);
+	assert_int_equal(iq_pf_extract("cuda|x", out, IQ_PF_ALTS), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +227,7 @@ int main(void)
 		cmocka_unit_test(test_learned_anchors),
 		cmocka_unit_test(test_near_misses),
 		cmocka_unit_test(test_high_bytes),
+		cmocka_unit_test(test_extract_marks_and_verbs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

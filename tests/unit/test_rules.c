@@ -90,6 +90,49 @@ static void test_match_with_typed_captures_and_kinds(void **state)
 	iq_rules_release(&rs);
 }
 
+/* A mark (*MARK:key=value) on the path that matched becomes a text
+ * field; a named group of the same name that captured wins; the marks
+ * leave the prefilter its literals (one per alternative). */
+static void test_mark_names_the_matched_alternative(void **state)
+{
+	(void)state;
+	struct iq_ruleset rs;
+	struct iq_diag d;
+	iq_rules_init(&rs);
+	assert_int_equal(load(&rs,
+			      "{\"id\":\"p\",\"signals\":[{\"id\":\"oom\",\"kinds\":[\"log\"],"
+			      "\"patterns\":[\"(*MARK:framework=tensorflow)OOM when allocating|"
+			      "(*MARK:framework=pytorch)CUDA out of memory\","
+			      "\"(?:(?<framework>xla)|on GPU)(*MARK:framework=jax) ran out\","
+			      "\"(*MARK:Bad Key=x)RESOURCE_EXHAUSTED\"]}]}",
+			      &d), 0);
+	struct iq_record r;
+	iq_record_init(&r, IQ_KIND_LOG);
+	struct {
+		const char *text, *caps;
+	} cases[] = {
+		{"ResourceExhaustedError: OOM when allocating tensor", "{\"framework\":\"tensorflow\"}"},
+		{"RuntimeError: CUDA out of memory. Tried", "{\"framework\":\"pytorch\"}"},
+		{"xla ran out", "{\"framework\":\"xla\"}"},
+		{"on GPU ran out", "{\"framework\":\"jax\"}"},
+		{"RESOURCE_EXHAUSTED: x", "{}"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct hit h = {0};
+		r.text = (struct iq_str){cases[i].text, strlen(cases[i].text)};
+		assert_int_equal(iq_rules_match(&rs, &r, on_hit, &h), 0);
+		assert_int_equal(h.n, 1);
+		assert_string_equal(h.caps, cases[i].caps);
+	}
+	assert_int_equal(rs.npacks, 1);
+	const struct iq_signal *s = &rs.packs[0]->sig[0];
+	assert_int_equal(s->lits[0].nalt, 2);
+	assert_string_equal(s->lits[0].lit[0], "oom when allocating");
+	assert_string_equal(s->lits[0].lit[1], "cuda out of memory");
+	assert_int_equal(s->lits[1].nalt, 1);
+	iq_rules_release(&rs);
+}
+
 /* Watched literals come back per record from the literal pass: case
  * folded, whether or not a signal matched, one a signal shares as well;
  * they make no signal match; -1 for a kind no signal looks at. */
@@ -549,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_verdict_language),
 		cmocka_unit_test(test_shipped_packs_lint_clean_and_detectors_known),
 		cmocka_unit_test(test_pcre2_limit_hits_counted_per_signal),
+		cmocka_unit_test(test_mark_names_the_matched_alternative),
 	};
 	return cmocka_run_group_tests_name("rules", tests, NULL, NULL);
 }

@@ -253,12 +253,19 @@ static const struct msg catalogue[] = {
 	{"cov.problems", "Problems reading the bundle", "Paketi okurken çıkan sorunlar"},
 	{"cov.times", "Times not written in full in the logs", "Loglarda tam yazılmamış zamanlar"},
 	{"cov.skew", "Clock skew", "Saat kayması"},
-	{"cov.skewnote", "Offsets are node minus the reference clock (the load balancer). Offsets of 2 s or more "
-	 "were subtracted from that node's times (they show as `skew_corrected`); smaller ones are within the "
-	 "load balancer's one-second resolution and were left as they are.",
-	 "Kaymalar düğüm eksi referans saattir (yük dengeleyici). 2 sn ve üzeri kaymalar o düğümün "
-	 "zamanlarından çıkarıldı (`skew_corrected` olarak görünürler); daha küçükleri yük dengeleyicinin bir "
-	 "saniyelik çözünürlüğü içinde kaldığı için olduğu gibi bırakıldı."},
+	{"cov.skewnote", "Offsets are node minus the reference clock (the load balancer, the API server, the "
+	 "collector), measured only from one instant both clocks saw: the node's NTP client, a collector's "
+	 "reading of the node's date, request ids in both logs, kubelet events' firstTimestamp against their "
+	 "creationTimestamp, or worker deaths against the load balancer's failures. An offset was subtracted "
+	 "from that node's times (they show as `skew_corrected`) only when its samples and the other bases "
+	 "agreed, it was larger than its uncertainty and plausible for a synchronised node; otherwise the basis "
+	 "column says why not.",
+	 "Kaymalar düğüm eksi referans saattir (yük dengeleyici, API sunucusu, toplayıcı) ve yalnızca iki "
+	 "saatin de gördüğü aynı andan ölçülür: düğümün NTP istemcisi, toplayıcının düğüm saatini okuması, iki "
+	 "logdaki istek kimlikleri, kubelet olaylarının firstTimestamp ile creationTimestamp değerleri ya da "
+	 "işçi ölümleri ile yük dengeleyicinin hataları. Bir kayma, örnekleri ve diğer dayanaklar uyuştuğunda, "
+	 "belirsizliğinden büyük ve eşzamanlı bir düğüm için akla yatkın olduğunda o düğümün zamanlarından "
+	 "çıkarıldı (`skew_corrected` olarak görünürler); aksi halde dayanak sütunu nedenini söyler."},
 	{"cov.noskew", "No clock skew was estimated: node times are used as written.",
 	 "Saat kayması tahmin edilmedi: düğüm saatleri yazıldığı gibi kullanıldı."},
 	{"cov.missing", "Sources missing", "Eksik kaynaklar"},
@@ -343,6 +350,10 @@ static const struct msg catalogue[] = {
 	{"col.lines", "lines", "satır"},
 	{"col.firstline", "first line", "ilk satır"},
 	{"col.offset", "offset (s)", "kayma (sn)"},
+	{"col.skewunc", "± (s)", "± (sn)"},
+	{"col.spread", "spread (s)", "yayılım (sn)"},
+	{"col.samples", "samples", "örnek"},
+	{"col.applied", "applied", "uygulandı"},
 
 	{"dur.hms", "%s%lld h %02lld min %02lld s", "%s%lld sa %02lld dk %02lld sn"},
 	{"dur.ms", "%s%lld min %02lld s", "%s%lld dk %02lld sn"},

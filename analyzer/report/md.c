@@ -1643,17 +1643,22 @@ static void section_coverage(struct pm *p)
 	fprintf(out, "### %s\n\n", M("cov.skew"));
 	json_t *sk = json_object_get(p->doc, "clock_skew");
 	if (json_array_size(sk)) {
-		fprintf(out, "| %s | %s | %s |\n| --- | ---: | --- |\n", M("col.node"), M("col.offset"),
-			M("col.basis"));
+		fprintf(out, "| %s | %s | %s | %s | %s | %s | %s |\n| --- | ---: | ---: | ---: | ---: | --- | --- |\n",
+			M("col.node"), M("col.offset"), M("col.skewunc"), M("col.spread"), M("col.samples"),
+			M("col.applied"), M("col.basis"));
 		size_t i;
 		json_t *e;
 		json_array_foreach(sk, i, e) {
 			fputs("| ", out);
 			put(p, str(e, "node"), 64);
 			if (json_is_number(json_object_get(e, "offset_s")))
-				fprintf(out, " | %+.3f | ", json_number_value(json_object_get(e, "offset_s")));
+				fprintf(out, " | %+.3f | %.3f | %.3f | %lld | %s | ", json_number_value(json_object_get(e, "offset_s")),
+					json_number_value(json_object_get(e, "uncertainty_s")),
+					json_number_value(json_object_get(e, "spread_s")),
+					(long long)json_integer_value(json_object_get(e, "samples")),
+					json_is_true(json_object_get(e, "corrected")) ? M("yes") : M("no"));
 			else
-				fputs(" | – | ", out);
+				fprintf(out, " | – | – | – | 0 | %s | ", M("no"));
 			put(p, str(e, "basis"), 200);
 			fputs(" |\n", out);
 		}

@@ -44,6 +44,7 @@ struct walk {
 	int ret;            /* fn's non-zero result */
 	unsigned char *scratch; /* BLOCK bytes for skipping, made when needed */
 	struct archive *gz_a;   /* the reader fed by struct gunzip, if any */
+	struct gunzip *gz;      /* and that gunzip */
 };
 
 enum { ST_OPEN, ST_END, ST_OVER, ST_ERR };
@@ -61,6 +62,11 @@ struct stream {
 	unsigned char peek[PEEK_MAX];
 	size_t plen, poff;  /* peeked bytes, and how many were handed out */
 	int64_t got;        /* bytes handed out, the peek included */
+	/* the entry's current data block from libarchive, and where its bytes
+	 * (blk_off) and ours (out_off) are in the entry */
+	const unsigned char *blk;
+	size_t blk_len;
+	int64_t blk_off, out_off;
 	int state;
 	struct iq_diag err; /* what broke, in state ST_ERR */
 };
@@ -170,7 +176,10 @@ static ssize_t gz_inflate_some(struct gunzip *g, unsigned char *out, size_t cap,
 			g->st.next_out = o;
 			g->st.avail_out = aout;
 		}
-		if (!g->st.avail_in) {
+		/* With no input left, inflate still runs once: ISA-L may hold
+		 * output it decoded earlier (its own buffer, bits read ahead),
+		 * and a stream cut here must hand out every byte before the cut. */
+		if (!g->st.avail_in && !g->st.next_in) {
 			if (gz_need_input(g, err) < 0)
 				return -1;
 			continue;
@@ -308,20 +317,54 @@ static void stream_init(struct stream *s, struct walk *w, const char *path)
 	s->state = ST_OPEN;
 }
 
+/* Up to n bytes of the archive entry s reads, block by block. Not
+ * archive_read_data(): when a block after the first fails (a truncated
+ * archive), that drops the bytes it had already copied, so an entry cut
+ * in the middle would lose up to a whole read before the cut. The holes
+ * of a sparse entry read as zeros, as there. */
+static ssize_t entry_read(struct stream *s, void *buf, size_t n)
+{
+	while (!s->blk_len) {
+		const void *b;
+		size_t len;
+		la_int64_t off;
+		int r = archive_read_data_block(s->a, &b, &len, &off);
+		if (r == ARCHIVE_EOF)
+			return 0;
+		/* a warning too, as archive_read_data() has it: a zip entry
+		 * whose size or CRC is wrong ends with one */
+		if (r < ARCHIVE_OK || off < s->out_off) {
+			s->state = ST_ERR;
+			iq_diag_set(&s->err, IQ_ERR_INPUT, "%s",
+				    r < ARCHIVE_OK ? arc_error(s->a) : "sparse blocks out of order");
+			trim_end(s->err.msg);
+			return IQ_ERR_INPUT;
+		}
+		s->blk = b;
+		s->blk_len = len;
+		s->blk_off = off;
+	}
+	size_t k;
+	if (s->blk_off > s->out_off) {
+		k = (uint64_t)(s->blk_off - s->out_off) < n ? (size_t)(s->blk_off - s->out_off) : n;
+		memset(buf, 0, k);
+	} else {
+		k = s->blk_len < n ? s->blk_len : n;
+		memcpy(buf, s->blk, k);
+		s->blk += k;
+		s->blk_len -= k;
+		s->blk_off += (int64_t)k;
+	}
+	s->out_off += (int64_t)k;
+	return (ssize_t)k;
+}
+
 /* Reads from the source without accounting: the count, 0 at the end, or
  * IQ_ERR_INPUT with the stream in ST_ERR. */
 static ssize_t source_read(struct stream *s, void *buf, size_t n)
 {
-	if (s->a) {
-		la_ssize_t r = archive_read_data(s->a, buf, n);
-		if (r < 0) {
-			s->state = ST_ERR;
-			iq_diag_set(&s->err, IQ_ERR_INPUT, "%s", arc_error(s->a));
-			trim_end(s->err.msg);
-			return IQ_ERR_INPUT;
-		}
-		return r;
-	}
+	if (s->a)
+		return entry_read(s, buf, n);
 	for (;;) {
 		ssize_t r = read(s->fd, buf, n);
 		if (r >= 0)
@@ -649,6 +692,7 @@ static int walk_archive(struct walk *w, struct archive *a, struct stream *cont, 
 	int entries = 0;
 	int first = 1;
 	int fails = 0;
+	char last[256] = "";  /* the last entry, to say where a cut archive ends */
 
 	while (!w->stop) {
 		struct archive_entry *e;
@@ -673,9 +717,16 @@ static int walk_archive(struct walk *w, struct archive *a, struct stream *cont, 
 		if (r < ARCHIVE_WARN || r == ARCHIVE_RETRY) {
 			if (w->stop)
 				break;
-			/* the parent's own read error says more than "truncated" */
-			problem(w, cont->path, "%s",
-				cont->state == ST_ERR ? cont->err.msg : arc_error(a));
+			/* the parent's own read error, or our gunzip's, says more
+			 * than libarchive's "truncated" */
+			const char *why = cont->state == ST_ERR ? cont->err.msg
+				: a == w->gz_a && w->gz && w->gz->err ? w->gz->err : arc_error(a);
+			if (r == ARCHIVE_FATAL && !first)
+				problem(w, cont->path, "%s at byte %lld of the archive's data, in or after"
+					" member %s: the members before it were read, any after it are"
+					" missing", why, (long long)archive_filter_bytes(a, -1), last);
+			else
+				problem(w, cont->path, "%s", why);
 			if (r == ARCHIVE_FATAL || ++fails >= MAX_HEADER_FAILS)
 				return first ? -1 : entries;
 			continue;
@@ -685,6 +736,7 @@ static int walk_archive(struct walk *w, struct archive *a, struct stream *cont, 
 		 * entry_name() falls back to the stored UTF-8 */
 		fails = 0;
 		first = 0;
+		snprintf(last, sizeof last, "%s", entry_name(e));
 		if (archive_format(a) == ARCHIVE_FORMAT_RAW) {
 			struct stream s;
 			stream_init(&s, w, cont->path);
@@ -735,6 +787,7 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth)
 		if (g) {
 			r = archive_read_open(a, g, NULL, gz_read, NULL);
 			w->gz_a = a;
+			w->gz = g;
 		} else if (lseek(s->fd, 0, SEEK_SET) != 0) {
 			problem(w, s->path, "cannot seek: %s", strerror(errno));
 			goto out;
@@ -774,8 +827,10 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth)
 out:
 	if (a)
 		archive_read_free(a);
-	if (w->gz_a == a)
+	if (w->gz_a == a) {
 		w->gz_a = NULL;
+		w->gz = NULL;
+	}
 	free(n);
 	free(g);
 }

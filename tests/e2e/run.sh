@@ -20,4 +20,5 @@ python3 tests/e2e/edges.py "$bin" || status=1
 sh tests/e2e/zones.sh "$bin" || status=1
 sh tests/e2e/summaries.sh "$bin" || status=1
 sh tests/e2e/hostile.sh "$bin" || status=1
+sh tests/e2e/incomplete.sh "$bin" || status=1
 exit $status

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <isa-l/igzip_lib.h>
 #include <stdarg.h>
 #include <setjmp.h>
 #include <stddef.h>
@@ -651,6 +652,76 @@ static void test_truncated_tar_gz(void **state)
 	free(big);
 }
 
+/* Every byte a gzip stream cut short still inflates to: ISA-L given all
+ * of it at once, then asked again with no input left. */
+static size_t inflatable(const unsigned char *p, size_t n, unsigned char *out, size_t cap)
+{
+	struct inflate_state st;
+	isal_inflate_init(&st);
+	st.crc_flag = ISAL_GZIP;
+	st.next_in = (uint8_t *)p;
+	st.avail_in = (uint32_t)n;
+	st.next_out = out;
+	st.avail_out = (uint32_t)cap;
+	uint32_t before;
+	do {
+		before = st.avail_out;
+		isal_inflate(&st);
+	} while (st.avail_out != before);
+	return cap - st.avail_out;
+}
+
+/* A small .tar.gz cut in its third member (head -c of a bundle): the two
+ * members before the cut are whole, without an error, and the third has
+ * every byte before the cut. ISA-L held back output when its input ran
+ * out, and archive_read_data() dropped the bytes of its last block on the
+ * error, so nothing at all was read of such a bundle. */
+static void test_truncated_small_tar_gz_keeps_members(void **state)
+{
+	struct rec r;
+	struct iq_diag d;
+	static char a[1024], b[2048], c[60000];
+	for (size_t i = 0; i < sizeof a; i++)
+		a[i] = i % 64 == 63 ? '\n' : 'a' + (char)(i % 26);
+	for (size_t i = 0; i < sizeof b; i++)
+		b[i] = i % 80 == 79 ? '\n' : 'A' + (char)(i % 23);
+	/* lines that deflate poorly enough that the cut lands inside c */
+	unsigned x = 12345;
+	for (size_t i = 0; i < sizeof c; i++) {
+		x = x * 1103515245u + 12345u;
+		c[i] = i % 100 == 99 ? '\n' : (char)('0' + (x >> 16) % 40);
+	}
+	struct ent e[] = {{"a.txt", a, sizeof a, 0, NULL, 0}, {"b.txt", b, sizeof b, 0, NULL, 0},
+			  {"c.log", c, sizeof c, 0, NULL, 0}};
+	struct blob t = build(F_TAR, ARCHIVE_FILTER_GZIP, e, 3);
+	(void)state;
+	t.n /= 2;
+	unsigned char *out = malloc(1 << 20);
+	assert_non_null(out);
+	size_t full = inflatable(t.p, t.n, out, 1 << 20);
+	free(out);
+	/* a.txt, b.txt and c.log's header come first: 512 + 1024 + 512 + 2048 + 512 */
+	assert_true(full > 4608 && full < 4608 + sizeof c);
+	save("small.tar.gz", t);
+	rec_init(&r);
+	r.chunk = 65536;
+	assert_int_equal(walk(tpath("small.tar.gz"), &r, NULL, &d), 0);
+	assert_int_equal(r.n, 3);
+	expect_member(&r, 0, "small.tar.gz!a.txt", 0, NULL);
+	assert_int_equal(r.m[0].err, 0);
+	assert_int_equal(r.m[0].data.len, sizeof a);
+	assert_memory_equal(r.m[0].data.p, a, sizeof a);
+	assert_int_equal(r.m[1].err, 0);
+	assert_int_equal(r.m[1].data.len, sizeof b);
+	assert_memory_equal(r.m[1].data.p, b, sizeof b);
+	assert_string_equal(r.m[2].path, "small.tar.gz!c.log");
+	assert_int_equal(r.m[2].err, IQ_ERR_INPUT);
+	assert_string_equal(r.m[2].msg, "truncated gzip input");
+	assert_int_equal(r.m[2].data.len, full - 4608);
+	assert_memory_equal(r.m[2].data.p, c, r.m[2].data.len);
+	rec_release(&r);
+}
+
 static void test_truncated_nested_member(void **state)
 {
 	struct rec r;
@@ -898,6 +969,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_directory_sorted_links_not_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_file_in_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_tar_gz, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_small_tar_gz_keeps_members, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_nested_member, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_member_over_limit, setup, teardown),

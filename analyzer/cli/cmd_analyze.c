@@ -101,12 +101,13 @@ static int known_verdicts(const char *list)
 	return 1;
 }
 
-int iq_cmd_analyze(int argc, char **argv)
+int iq_cmd_analyze(const struct iq_args *a)
 {
-	const char *dir = NULL, *lang = "en", *fail_on = NULL;
-	char **bundles = iq_xcalloc((size_t)argc, sizeof *bundles);
-	char **rules = iq_xcalloc((size_t)argc, sizeof *rules);
-	int nb = 0, nr = 0, quiet = 0, rc = IQ_EXIT_OK, usage = 0, stats = 0;
+	const char *dir = iq_arg(a, "-o"), *lang = iq_arg(a, "--lang");
+	char **bundles = a->pos;
+	int nb = a->npos, nfail = 0, rc = IQ_EXIT_OK;
+	int quiet = iq_arg_has(a, "--quiet"), stats = iq_arg_has(a, "--stats");
+	const char *const *fail_on = iq_arg_all(a, "--fail-on", &nfail);
 	struct iq_stage_times times;
 	memset(&times, 0, sizeof times);
 	double wall0 = iq_wall_seconds();
@@ -116,44 +117,20 @@ int iq_cmd_analyze(int argc, char **argv)
 	struct iq_ruleset rs;
 	iq_rules_init(&rs);
 	char dbtmp[4096], dbpath[4096], fpath[4096], mpath[4096];
-	struct iq_ingest_opts io = {0};
+	struct iq_ingest_opts io;
 	iq_ingest_opts_init(&io);
 
-	for (int i = 1; i < argc; i++) {
-		if (iq_ingest_option("analyze", argc, argv, &i, &io, &usage))
-			continue;
-		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) && i + 1 < argc)
-			dir = argv[++i];
-		else if (strcmp(argv[i], "--rules") == 0 && i + 1 < argc)
-			rules[nr++] = argv[++i];
-		else if (strcmp(argv[i], "--lang") == 0 && i + 1 < argc)
-			lang = argv[++i];
-		else if (strcmp(argv[i], "--fail-on") == 0 && i + 1 < argc)
-			fail_on = argv[++i];
-		else if (strcmp(argv[i], "--stats") == 0)
-			stats = 1;
-		else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
-			io.quiet = quiet = 1;
-		else if (argv[i][0] == '-' && argv[i][1]) {
-			iq_errorf("analyze: unknown option '%s'", argv[i]);
-			usage = 1;
-		} else
-			bundles[nb++] = argv[i];
-	}
-	if (strcmp(lang, "en") != 0 && strcmp(lang, "tr") != 0) {
-		iq_errorf("analyze: --lang takes en or tr, not '%s'", lang);
-		usage = 1;
-	}
-	if (fail_on && !known_verdicts(fail_on)) {
-		iq_errorf("analyze: --fail-on takes verdicts (confirmed, oom_no_cascade, ruled_out_host_oom,"
-			  " ruled_out_flood, not_detected, inconclusive), not '%s'", fail_on);
-		usage = 1;
-	}
-	if (usage || nb == 0) {
-		iq_usage_of("analyze");
-		rc = IQ_EXIT_USAGE;
-		goto out;
-	}
+	if (!lang)
+		lang = "en";
+	if (iq_ingest_args(a, &io))
+		return IQ_EXIT_USAGE;
+	for (int i = 0; i < nfail; i++)
+		if (!known_verdicts(fail_on[i])) {
+			iq_usage_error(a->cmd, "--fail-on takes verdicts (confirmed, oom_no_cascade,"
+				       " ruled_out_host_oom, ruled_out_flood, not_detected, inconclusive),"
+				       " not '%s'", fail_on[i]);
+			return IQ_EXIT_USAGE;
+		}
 	for (int i = 0; i < nb; i++) {
 		if (access(bundles[i], R_OK) != 0) {
 			iq_errorf("cannot open '%s': %s", bundles[i], strerror(errno));
@@ -168,11 +145,9 @@ int iq_cmd_analyze(int argc, char **argv)
 		rc = IQ_EXIT_INPUT;
 		goto out;
 	}
-	io.rules = rules;
-	io.nrules = nr;
 	if (stats)
 		io.timing = &times;
-	rc = iq_load_rules(&rs, rules, nr);
+	rc = iq_load_rules(&rs, io.rules, io.nrules);
 	if (rc)
 		goto out;
 	snprintf(dbtmp, sizeof dbtmp, "%s/inquest.db.tmp", dir);
@@ -236,8 +211,9 @@ int iq_cmd_analyze(int argc, char **argv)
 	}
 	if (stats)
 		iq_print_stage_times(&times, iq_wall_seconds() - wall0);
-	if (fail_on && verdict_hit(doc, fail_on))
-		rc = IQ_EXIT_VERDICT;
+	for (int i = 0; i < nfail; i++)
+		if (verdict_hit(doc, fail_on[i]))
+			rc = IQ_EXIT_VERDICT;
 out:
 	if (s) {
 		iq_store_close(s);
@@ -246,7 +222,5 @@ out:
 	json_decref(doc);
 	iq_rules_release(&rs);
 	free(dir_alloc);
-	free(bundles);
-	free(rules);
 	return rc;
 }

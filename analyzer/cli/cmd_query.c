@@ -45,23 +45,19 @@ static void csv_field(const char *s)
 	putchar('"');
 }
 
-int iq_cmd_query(int argc, char **argv)
+int iq_cmd_query(const struct iq_args *a)
 {
-	const char *db = NULL, *sql = NULL, *format = "table";
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
-			db = argv[++i];
-		else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
-			format = argv[++i];
-		else if (!sql)
-			sql = argv[i];
-		else {
-			iq_usage_of("query");
-			return IQ_EXIT_USAGE;
-		}
+	const char *db = iq_arg(a, "--db"), *format = iq_arg(a, "--format");
+	const char *sql = a->npos ? a->pos[0] : NULL;
+	if (!format)
+		format = "table";
+	if (!db) {
+		iq_usage_error(a->cmd, "--db FILE is required: the database to query (inquest.db in the"
+			       " folder analyze wrote)");
+		return IQ_EXIT_USAGE;
 	}
-	if (!db || !sql || (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json"))) {
-		iq_usage_of("query");
+	if (!sql) {
+		iq_usage_error(a->cmd, "needs the SQL to run, such as \"SELECT count(*) FROM records\"");
 		return IQ_EXIT_USAGE;
 	}
 	struct iq_store *s;

@@ -303,23 +303,8 @@ static void explain_pack(const struct iq_pack *p, const char *id, const char *la
 	}
 }
 
-static int cmd_explain(struct iq_ruleset *rs, int argc, char **argv)
+static int cmd_explain(struct iq_ruleset *rs, const char *lang, char **args)
 {
-	const char *lang = "en";
-	int n = 0;
-	char *args[2] = {NULL, NULL};
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--lang") == 0 && i + 1 < argc)
-			lang = argv[++i];
-		else if (n < 2)
-			args[n++] = argv[i];
-		else
-			n = 3;
-	}
-	if (n < 1 || n > 2) {
-		iq_errorf("usage: inquest rules explain PACK [ID] [--lang en|tr]");
-		return IQ_EXIT_USAGE;
-	}
 	struct stat st;
 	int rc = stat(args[0], &st) == 0 ? load(rs, 1, args) : load(rs, 0, NULL);
 	if (rc)
@@ -426,35 +411,24 @@ static void warn_limit_hit(void *u, const struct iq_limit_hit *lh)
 	fprintf(stderr, "%s:%d:%d: warning: %s\n", lh->file, lh->line, lh->col, esc);
 }
 
-static int cmd_match(struct iq_ruleset *rs, int argc, char **argv)
+static int cmd_match(struct iq_ruleset *rs, const struct iq_args *a)
 {
 	struct hits h = {0};
-	char **paths = iq_xcalloc((size_t)argc + 1, sizeof *paths);
+	int npacks, rc = 0, nfiles = a->npos;
+	char **argv = a->pos;
+	const char *const *packs = iq_arg_all(a, "--pack", &npacks);
+	char **paths = iq_xcalloc((size_t)npacks + 1, sizeof *paths);
 	size_t npaths = 0;
-	int nfiles = 0, rc = 0;
-	h.packs = iq_xcalloc((size_t)argc + 1, sizeof *h.packs);
+	h.packs = iq_xcalloc((size_t)npacks + 1, sizeof *h.packs);
+	h.want_explain = iq_arg_has(a, "--explain");
 	iq_buf_init(&h.ids);
 	iq_buf_init(&h.explain);
-	for (int i = 0; i < argc; i++) {
+	for (int i = 0; i < npacks; i++) {
 		struct stat st;
-		if (strcmp(argv[i], "--explain") == 0) {
-			h.want_explain = 1;
-		} else if (strcmp(argv[i], "--pack") == 0 && i + 1 < argc) {
-			i++;
-			if (stat(argv[i], &st) == 0)
-				paths[npaths++] = argv[i];
-			else
-				h.packs[h.npacks++] = argv[i];
-		} else if (strncmp(argv[i], "--", 2) == 0 && argv[i][2]) {
-			iq_errorf("unknown option '%s' of 'rules match'", argv[i]);
-			rc = IQ_EXIT_USAGE;
-		} else {
-			argv[nfiles++] = argv[i];
-		}
-	}
-	if (!rc && nfiles == 0) {
-		iq_errorf("usage: inquest rules match [--pack PACK]... [--explain] FILE...");
-		rc = IQ_EXIT_USAGE;
+		if (stat(packs[i], &st) == 0)
+			paths[npaths++] = (char *)packs[i];
+		else
+			h.packs[h.npacks++] = (char *)packs[i];
 	}
 	if (!rc)
 		rc = load(rs, (int)npaths, paths);
@@ -488,36 +462,47 @@ static int cmd_match(struct iq_ruleset *rs, int argc, char **argv)
 	return rc;
 }
 
-int iq_cmd_rules(int argc, char **argv)
+/* Runs fn on a fresh ruleset. */
+static int with_rules(int (*fn)(struct iq_ruleset *rs, const struct iq_args *a),
+		      const struct iq_args *a)
 {
-	if (argc < 2) {
-		iq_usage_of("rules");
-		return IQ_EXIT_USAGE;
-	}
-	const char *verb = argv[1];
 	struct iq_ruleset rs;
 	iq_rules_init(&rs);
-	int rc;
-	if (strcmp(verb, "list") == 0) {
-		rc = cmd_list(&rs, argc - 2, argv + 2);
-	} else if (strcmp(verb, "lint") == 0) {
-		rc = cmd_lint(&rs, argc - 2, argv + 2);
-	} else if (strcmp(verb, "test") == 0) {
-		rc = load(&rs, argc - 2, argv + 2);
-		if (rc == 0) {
-			long passed = 0, failed = 0;
-			iq_rules_test(&rs, stdout, &passed, &failed);
-			printf("rules: %ld passed, %ld failed\n", passed, failed);
-			rc = failed ? IQ_EXIT_RULES : IQ_EXIT_OK;
-		}
-	} else if (strcmp(verb, "explain") == 0) {
-		rc = cmd_explain(&rs, argc - 2, argv + 2);
-	} else if (strcmp(verb, "match") == 0) {
-		rc = cmd_match(&rs, argc - 2, argv + 2);
-	} else {
-		iq_errorf("unknown 'rules' verb '%s' (list, lint, test, explain, match)", verb);
-		rc = IQ_EXIT_USAGE;
-	}
+	int rc = fn(&rs, a);
 	iq_rules_release(&rs);
 	return rc;
 }
+
+static int run_list(struct iq_ruleset *rs, const struct iq_args *a)
+{
+	return cmd_list(rs, a->npos, a->pos);
+}
+
+static int run_lint(struct iq_ruleset *rs, const struct iq_args *a)
+{
+	return cmd_lint(rs, a->npos, a->pos);
+}
+
+static int run_test(struct iq_ruleset *rs, const struct iq_args *a)
+{
+	int rc = load(rs, a->npos, a->pos);
+	if (rc)
+		return rc;
+	long passed = 0, failed = 0;
+	iq_rules_test(rs, stdout, &passed, &failed);
+	printf("rules: %ld passed, %ld failed\n", passed, failed);
+	return failed ? IQ_EXIT_RULES : IQ_EXIT_OK;
+}
+
+static int run_explain(struct iq_ruleset *rs, const struct iq_args *a)
+{
+	char *args[2] = {a->pos[0], a->npos > 1 ? a->pos[1] : NULL};
+	const char *lang = iq_arg(a, "--lang");
+	return cmd_explain(rs, lang ? lang : "en", args);
+}
+
+int iq_cmd_rules_list(const struct iq_args *a) { return with_rules(run_list, a); }
+int iq_cmd_rules_lint(const struct iq_args *a) { return with_rules(run_lint, a); }
+int iq_cmd_rules_test(const struct iq_args *a) { return with_rules(run_test, a); }
+int iq_cmd_rules_explain(const struct iq_args *a) { return with_rules(run_explain, a); }
+int iq_cmd_rules_match(const struct iq_args *a) { return with_rules(cmd_match, a); }

@@ -14,7 +14,7 @@
 #include "cli.h"
 
 struct filt {
-	const char *since, *until, *ns, *node, *pod, *tag, *format, *window;
+	const char *ns, *node, *pod, *tag, *format, *window;
 	int all;
 	long limit;
 };
@@ -50,42 +50,18 @@ static void md_field(const char *s)
 	}
 }
 
-static int parse_args(int argc, char **argv, const char **db, struct filt *f)
+static int parse_limit(const struct iq_args *a, long *limit)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--all")) {
-			f->all = 1;
-			continue;
-		}
-		if (!v)
-			return -1;
-		if (!strcmp(a, "--db"))
-			*db = v;
-		else if (!strcmp(a, "--since"))
-			f->since = v;
-		else if (!strcmp(a, "--until"))
-			f->until = v;
-		else if (!strcmp(a, "--namespace"))
-			f->ns = v;
-		else if (!strcmp(a, "--node"))
-			f->node = v;
-		else if (!strcmp(a, "--pod"))
-			f->pod = v;
-		else if (!strcmp(a, "--tag"))
-			f->tag = v;
-		else if (!strcmp(a, "--format"))
-			f->format = v;
-		else if (!strcmp(a, "--window"))
-			f->window = v;
-		else if (!strcmp(a, "--limit"))
-			f->limit = strtol(v, NULL, 10);
-		else
-			return -1;
-		i++;
+	const char *v = iq_arg(a, "--limit");
+	char *end = NULL;
+	if (!v)
+		return 0;
+	*limit = strtol(v, &end, 10);
+	if (!*v || *end || *limit < 1) {
+		iq_usage_error(a->cmd, "--limit takes a number of records greater than 0, not '%s'", v);
+		return IQ_EXIT_USAGE;
 	}
-	return *db ? 0 : -1;
+	return 0;
 }
 
 /* Narrows [*since, *until] (IQ_TIME_NONE: not given) to the incident
@@ -127,21 +103,29 @@ static int window_bounds(struct iq_store *s, int64_t *since, int64_t *until)
 	return 0;
 }
 
-int iq_cmd_timeline(int argc, char **argv)
+int iq_cmd_timeline(const struct iq_args *a)
 {
-	const char *db = NULL;
+	const char *db = iq_arg(a, "--db");
 	struct filt f = {.format = "text", .limit = 10000};
-	if (parse_args(argc, argv, &db, &f) != 0 ||
-	    (strcmp(f.format, "text") && strcmp(f.format, "md") && strcmp(f.format, "json") &&
-	     strcmp(f.format, "csv")) || (f.window && strcmp(f.window, "incident"))) {
-		iq_usage_of("timeline");
+	f.ns = iq_arg(a, "--namespace");
+	f.node = iq_arg(a, "--node");
+	f.pod = iq_arg(a, "--pod");
+	f.tag = iq_arg(a, "--tag");
+	f.window = iq_arg(a, "--window");
+	f.all = iq_arg_has(a, "--all");
+	if (iq_arg(a, "--format"))
+		f.format = iq_arg(a, "--format");
+	if (parse_limit(a, &f.limit))
 		return IQ_EXIT_USAGE;
-	}
 	int64_t since = IQ_TIME_NONE, until = IQ_TIME_NONE;
-	if ((f.since && iq_time_parse_arg(f.since, &since)) || (f.until && iq_time_parse_arg(f.until, &until))) {
-		iq_errorf("timeline: --since/--until take RFC 3339 times (2026-11-30T14:12:00Z) or dates");
-		return IQ_EXIT_USAGE;
-	}
+	const char *ts[2] = {iq_arg(a, "--since"), iq_arg(a, "--until")};
+	int64_t *tv[2] = {&since, &until};
+	for (int i = 0; i < 2; i++)
+		if (ts[i] && iq_time_parse_arg(ts[i], tv[i])) {
+			iq_usage_error(a->cmd, "%s takes an RFC 3339 time (2026-11-30T14:12:00Z) or a date,"
+				       " not '%s'", i ? "--until" : "--since", ts[i]);
+			return IQ_EXIT_USAGE;
+		}
 	struct iq_store *s;
 	struct iq_diag d = {{0}};
 	if (iq_store_open(db, 1, &s, &d)) {

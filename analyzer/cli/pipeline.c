@@ -1209,7 +1209,8 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 	return rc;
 }
 
-int iq_load_rules_quiet(struct iq_ruleset *rs, char **paths, int npaths, struct iq_diag *d)
+int iq_load_rules_quiet(struct iq_ruleset *rs, const char *const *paths, int npaths,
+			struct iq_diag *d)
 {
 	int rc = iq_rules_load_builtin(rs, d);
 	for (int i = 0; rc == 0 && i < npaths; i++)
@@ -1217,7 +1218,7 @@ int iq_load_rules_quiet(struct iq_ruleset *rs, char **paths, int npaths, struct 
 	return rc;
 }
 
-int iq_load_rules(struct iq_ruleset *rs, char **paths, int npaths)
+int iq_load_rules(struct iq_ruleset *rs, const char *const *paths, int npaths)
 {
 	struct iq_diag d = {{0}};
 	if (iq_load_rules_quiet(rs, paths, npaths, &d)) {

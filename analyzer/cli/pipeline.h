@@ -46,7 +46,7 @@ struct iq_ingest_opts {
 	int64_t max_member_bytes;  /* --max-member-bytes */
 	int64_t max_bundle_bytes;  /* --max-bundle-bytes */
 	int jobs;                  /* parser threads (--jobs); 0 means 1 */
-	char **rules;              /* --rules paths, loaded again for each parser */
+	const char *const *rules;  /* --rules paths, loaded again for each parser */
 	int nrules;
 	struct iq_stage_times *timing; /* NULL unless --stats */
 	struct iq_scope scope;     /* since/until IQ_TIME_NONE when not given */
@@ -67,9 +67,10 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 
 /* Loads the shipped packs plus each --rules path; on error prints it and
  * returns IQ_EXIT_RULES, else 0. */
-int iq_load_rules(struct iq_ruleset *rs, char **paths, int npaths);
+int iq_load_rules(struct iq_ruleset *rs, const char *const *paths, int npaths);
 /* The same without printing: returns 0 or the iq_err with d->msg. */
-int iq_load_rules_quiet(struct iq_ruleset *rs, char **paths, int npaths, struct iq_diag *d);
+int iq_load_rules_quiet(struct iq_ruleset *rs, const char *const *paths, int npaths,
+			struct iq_diag *d);
 
 /* Sets o to the defaults: no limits, no scope, --jobs as iq_default_jobs. */
 void iq_ingest_opts_init(struct iq_ingest_opts *o);

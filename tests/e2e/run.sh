@@ -6,7 +6,8 @@ export TZ=UTC LC_ALL=C
 status=0
 sh tests/e2e/parsers.sh "$bin" || status=1
 sh tests/e2e/errors.sh "$bin" || status=1
-sh tests/e2e/manpage.sh "$bin" || status=1
+sh tests/e2e/docs.sh "$bin" || status=1
+sh tests/e2e/cli.sh "$bin" || status=1
 sh tests/e2e/rules.sh "$bin" || status=1
 sh tests/e2e/report.sh "$bin" || status=1
 python3 tests/e2e/check_sample.py "$bin" || status=1

@@ -1,0 +1,54 @@
+#!/bin/sh
+# cli.sh BIN: the command line as a user meets it: help on every command,
+# usage errors that say what is wrong (and what was meant), exit 2.
+bin=$1
+. tests/e2e/lib.sh
+# expect STATUS PATTERN CMD...: exit STATUS, and stderr (stdout for exit 0
+# with an empty stderr expected) matches the grep pattern
+expect() {
+  want=$1 pat=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    ko "$*: exit $rc, expected $want"; sed 's/^/  /' "$tmp/err" | head -5
+  elif [ -n "$pat" ] && ! grep -q -- "$pat" "$tmp/err" "$tmp/out"; then
+    ko "$*: output lacks '$pat':"; sed 's/^/  /' "$tmp/err" | head -5
+  else
+    ok
+  fi
+}
+
+# --- help and usage errors ---------------------------------------------------
+expect 0 "^usage: inquest analyze BUNDLE..." "$bin" analyze --help
+expect 0 "^usage: inquest query" "$bin" query -h
+# help wins over an error before it on the line
+expect 0 "^usage: inquest analyze" "$bin" analyze --bogus --help
+expect 0 "^inquest .*: explain an outage" "$bin" --help
+expect 2 "^commands:" "$bin"
+expect 2 "unknown command 'analyz'; did you mean 'analyze'?" "$bin" analyz x.tgz
+expect 2 "unknown command 'frobnicate' (see 'inquest help')" "$bin" frobnicate
+expect 2 "analyze: unknown option '--jbos'; did you mean '--jobs'?" "$bin" analyze --jbos 2 x.tgz
+expect 2 "analyze: unknown option '--max-member'; did you mean '--max-member-bytes'?" "$bin" analyze --max-member 1G x.tgz
+expect 2 "rules: no verb 'mach'; did you mean 'match'?" "$bin" rules mach x.log
+expect 2 "rules: needs a verb: list|lint|test|explain|match" "$bin" rules
+expect 2 "help: no command 'anlyze'; did you mean 'analyze'?" "$bin" help anlyze
+expect 2 "analyze: --lang needs a value: --lang en|tr" "$bin" analyze x.tgz --lang
+expect 2 "report: --format takes md, json or text, not 'pdf'" "$bin" report --db x.db --format pdf
+expect 2 "timeline: --format takes text, md, json or csv, not 'tsv'" "$bin" timeline --db x.db --format=tsv
+expect 2 "ingest: --db FILE is required" "$bin" ingest x.tgz
+expect 2 "analyze: needs BUNDLE..." "$bin" analyze
+expect 2 "parse: takes FILE, and 'b.log' is one too many" "$bin" parse a.log b.log
+expect 2 "detect: takes no arguments, not 'x.db'" "$bin" detect x.db
+expect 2 "analyze: --quiet takes no value ('--quiet=1')" "$bin" analyze --quiet=1 x.tgz
+expect 2 "analyze: --jobs takes a number of parser threads from 1 to 64, not '0'" "$bin" analyze -j 0 x.tgz
+expect 2 "timeline: --limit takes a number of records greater than 0, not 'ten'" "$bin" timeline --db x.db --limit ten
+expect 2 "parse: unknown format 'crii'; did you mean 'cri'?" "$bin" parse --format crii x.log
+expect 2 "completion: takes bash or zsh, not 'fish'" "$bin" completion fish
+# every usage error ends with where the help is
+expect 2 "^see 'inquest ingest --help'$" "$bin" ingest x.tgz
+# --opt=value and -- work as getopt's
+printf 'plain line\n' > "$tmp/-x.log"
+expect 0 '"text":"plain line"' "$bin" parse --format=plain -- "$tmp/-x.log"
+
+echo "cli: $pass passed, $fail failed"
+[ $fail -eq 0 ]

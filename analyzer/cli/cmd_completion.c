@@ -105,23 +105,40 @@ static void bash(FILE *f, const struct iq_command *cmds, size_t n)
 
 /* ---- zsh ---- */
 
-/* The first sentence of a help text, short, for a zsh description;
- * quoted for a single-quoted spec ([] and : escaped too). */
+/* Text in a single-quoted zsh word: ' closed, escaped and reopened;
+ * with brackets, the [explanation] of an _arguments spec, where ] and :
+ * are escaped too. */
+static void zsh_quoted(FILE *f, const char *s, size_t n, int brackets)
+{
+	for (size_t i = 0; i < n && s[i]; i++) {
+		if (s[i] == '\'')
+			fputs("'\\''", f);
+		else if (brackets && strchr("[]:\\", s[i]))
+			fprintf(f, "\\%c", s[i]);
+		else
+			fputc(s[i], f);
+	}
+}
+
+/* The first phrase of a help text, for a zsh description: up to the end
+ * of its first sentence or clause, at most about 60 characters, cut at a
+ * word. */
 static void zsh_desc(FILE *f, const char *help)
 {
-	size_t n = 0;
-	for (const char *p = help; *p && n < 72; p++, n++) {
-		if ((p[0] == '.' || p[0] == ';' || p[0] == ':') && (p[1] == ' ' || p[1] == '\0'))
+	size_t n = 0, lastsp = 0;
+	for (; help[n] && help[n] != '\n'; n++) {
+		if (strchr(".;:", help[n]) && (help[n + 1] == ' ' || help[n + 1] == '\0'))
 			break;
-		if (*p == '\n')
+		if (help[n] == ' ' && help[n + 1] == '(')
 			break;
-		if (*p == '\'')
-			fputs("'\\''", f);
-		else if (*p == '[' || *p == ']' || *p == ':' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else
-			fputc(*p, f);
+		if (help[n] == ' ')
+			lastsp = n;
+		if (n >= 60 && lastsp) {
+			n = lastsp;
+			break;
+		}
 	}
+	zsh_quoted(f, help, n, 1);
 }
 
 static void zsh_describe(FILE *f, const char *var, const struct iq_command *cmds, size_t n,
@@ -133,7 +150,7 @@ static void zsh_describe(FILE *f, const char *var, const struct iq_command *cmds
 		const char *nm = cmds[i].name;
 		if (g ? strncmp(nm, g->name, gl) == 0 && nm[gl] == ' ' : !is_verb(&cmds[i])) {
 			fprintf(f, "        '%s:", g ? nm + gl + 1 : nm);
-			zsh_desc(f, cmds[i].summary);
+			zsh_quoted(f, cmds[i].summary, strlen(cmds[i].summary), 0);
 			fputs("'\n", f);
 		}
 	}
@@ -148,8 +165,10 @@ static void zsh_command(FILE *f, const struct iq_command *c, const struct iq_com
 		const struct iq_opt *o = c->opts[k];
 		const char *mv = iq_opt_metavar(o);
 		fputs(" \\\n            ", f);
+		/* a repeatable one starts with *, one with two spellings
+		 * excludes the other; both inside quotes, or zsh globs */
 		if (o->flags & IQ_OPT_MANY)
-			fputc('*', f);
+			fputs("'*'", f);
 		else if (o->alias)
 			fprintf(f, "'(%s %s)'", o->name, o->alias);
 		if (o->alias)
@@ -161,7 +180,7 @@ static void zsh_command(FILE *f, const struct iq_command *c, const struct iq_com
 		fputc(']', f);
 		if (mv) {
 			fputs(":", f);
-			zsh_desc(f, mv);
+			zsh_quoted(f, mv, strlen(mv), 0);
 			fputc(':', f);
 			if (o->choices) {
 				fputc('(', f);
@@ -180,7 +199,7 @@ static void zsh_command(FILE *f, const struct iq_command *c, const struct iq_com
 	fputs(" \\\n            '(- *)'{-h,--help}'[this help]'", f);
 	if (c->max_args != 0) {
 		fputs(" \\\n            '*:", f);
-		zsh_desc(f, c->args);
+		zsh_quoted(f, c->args, strlen(c->args), 0);
 		fputc(':', f);
 		if (c->complete == IQ_ARGS_FILES) {
 			fputs("_files", f);

@@ -38,10 +38,17 @@ int iq_member_cut(const struct iq_member *m);
  * returned by iq_bundle_walk. */
 typedef int (*iq_member_fn)(struct iq_member *m, void *u);
 
+/* What a problem cost the reading of the bundle. */
+enum iq_problem_kind {
+	IQ_PROBLEM_SKIPPED = 0, /* nothing of its data: a link not followed, a special file */
+	IQ_PROBLEM_LOST,        /* bytes that could not be read: damaged, truncated, unreadable */
+	IQ_PROBLEM_CUT,         /* bytes left unread at a limit (size, nesting depth) */
+};
+
 /* Called for what cannot be read: a corrupt archive, a symlink not
  * followed, a member over the size limit. path is the member (or bundle)
- * path; msg says what and why. */
-typedef void (*iq_problem_fn)(const char *path, const char *msg, void *u);
+ * path; msg says what and why; kind is an iq_problem_kind. */
+typedef void (*iq_problem_fn)(const char *path, const char *msg, int kind, void *u);
 
 struct iq_walk_opts {
 	int max_depth;            /* nested archives followed; default 8 */

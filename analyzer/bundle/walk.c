@@ -78,8 +78,8 @@ struct nest {
 };
 
 static void walk_stream(struct walk *w, struct stream *s, int inner_depth);
-static void problem(struct walk *w, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static void problem(struct walk *w, int kind, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* A bundle file that is a gzip-compressed tar is inflated here, with
  * ISA-L, and libarchive reads the plain tar from gz_read: ISA-L inflates
@@ -257,7 +257,7 @@ static void gz_finish(struct walk *w, struct gunzip *g, const char *path)
 	for (int i = 0; i < 16 && r > 0; i++)
 		r = gz_inflate(g, buf, BLOCK, &err);
 	if (r < 0)
-		problem(w, path, "%s: the archive is damaged, what was read from it may be garbled", err);
+		problem(w, IQ_PROBLEM_LOST, path, "%s: the archive is damaged, what was read from it may be garbled", err);
 }
 
 /* Whether a's data passes through a decompressor (libarchive's or ours),
@@ -276,7 +276,7 @@ static void trim_end(char *msg)
 		msg[--n] = '\0';
 }
 
-static void problem(struct walk *w, const char *path, const char *fmt, ...)
+static void problem(struct walk *w, int kind, const char *path, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -286,7 +286,7 @@ static void problem(struct walk *w, const char *path, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	trim_end(msg);
-	w->o->problem(path, msg, w->o->u);
+	w->o->problem(path, msg, kind, w->o->u);
 }
 
 static const char *arc_error(struct archive *a)
@@ -397,7 +397,7 @@ static void total_over(struct walk *w, const char *path)
 		return;
 	w->total_over = 1;
 	w->stop = 1;
-	problem(w, path, "decompressed size of the bundle over the limit of %lld bytes: rest of the bundle not read"
+	problem(w, IQ_PROBLEM_CUT, path, "decompressed size of the bundle over the limit of %lld bytes: rest of the bundle not read"
 		" (--max-bundle-bytes raises it)", (long long)w->max_total);
 }
 
@@ -423,7 +423,7 @@ static ssize_t over_limit(struct stream *s, int64_t member_room, struct iq_diag 
 	}
 	s->state = ST_OVER;
 	if (member_room <= 0)
-		problem(w, s->path, "decompressed size over the limit of %lld bytes: rest not read"
+		problem(w, IQ_PROBLEM_CUT, s->path, "decompressed size over the limit of %lld bytes: rest not read"
 			" (--max-member-bytes raises it)", (long long)w->max_member);
 	else
 		total_over(w, s->path);
@@ -616,7 +616,7 @@ static void skip_entry(struct walk *w, struct archive *a, const char *path)
 {
 	if (!filtered(w, a)) {
 		if (archive_read_data_skip(a) < ARCHIVE_WARN)
-			problem(w, path, "%s", arc_error(a));
+			problem(w, IQ_PROBLEM_LOST, path, "%s", arc_error(a));
 		return;
 	}
 	if (!w->scratch)
@@ -655,13 +655,13 @@ static void walk_entry(struct walk *w, struct archive *a, struct archive_entry *
 	int has_data = archive_entry_size_is_set(e) && archive_entry_size(e) > 0;
 
 	if (hl && !has_data) {
-		problem(w, path, "hard link to %s not followed", hl);
+		problem(w, IQ_PROBLEM_SKIPPED, path, "hard link to %s not followed", hl);
 	} else if (type == AE_IFLNK) {
-		problem(w, path, "symbolic link to %s not followed", sl ? sl : "?");
+		problem(w, IQ_PROBLEM_SKIPPED, path, "symbolic link to %s not followed", sl ? sl : "?");
 	} else if (type == AE_IFDIR) {
 		/* its files are entries of their own */
 	} else if (type != AE_IFREG && type != 0) {
-		problem(w, path, "special file (device, fifo or socket) not read");
+		problem(w, IQ_PROBLEM_SKIPPED, path, "special file (device, fifo or socket) not read");
 	} else {
 		struct stream s;
 		stream_init(&s, w, path);
@@ -672,7 +672,7 @@ static void walk_entry(struct walk *w, struct archive *a, struct archive_entry *
 		 * itself: a header that says so is damaged, and skipping over
 		 * the claim would end the archive silently. */
 		if (stores_plain(w, a) && cont->size >= 0 && s.size > cont->size)
-			problem(w, path, "header claims %lld bytes, more than the %lld bytes of the archive:"
+			problem(w, IQ_PROBLEM_LOST, path, "header claims %lld bytes, more than the %lld bytes of the archive:"
 				" a damaged or truncated archive", (long long)s.size,
 				(long long)cont->size);
 		s.mtime = entry_mtime(e);
@@ -710,7 +710,7 @@ static int walk_archive(struct walk *w, struct archive *a, struct stream *cont, 
 			} else if (first && !w->stop) {
 				/* tar takes zero blocks for its end: a compressed
 				 * file of zeros looks like an empty tar */
-				problem(w, cont->path, "no entries: an empty archive, or data that starts with zero bytes");
+				problem(w, IQ_PROBLEM_SKIPPED, cont->path, "no entries: an empty archive, or data that starts with zero bytes");
 			}
 			break;
 		}
@@ -722,11 +722,11 @@ static int walk_archive(struct walk *w, struct archive *a, struct stream *cont, 
 			const char *why = cont->state == ST_ERR ? cont->err.msg
 				: a == w->gz_a && w->gz && w->gz->err ? w->gz->err : arc_error(a);
 			if (r == ARCHIVE_FATAL && !first)
-				problem(w, cont->path, "%s at byte %lld of the archive's data, in or after"
+				problem(w, IQ_PROBLEM_LOST, cont->path, "%s at byte %lld of the archive's data, in or after"
 					" member %s: the members before it were read, any after it are"
 					" missing", why, (long long)archive_filter_bytes(a, -1), last);
 			else
-				problem(w, cont->path, "%s", why);
+				problem(w, IQ_PROBLEM_LOST, cont->path, "%s", why);
 			if (r == ARCHIVE_FATAL || ++fails >= MAX_HEADER_FAILS)
 				return first ? -1 : entries;
 			continue;
@@ -768,19 +768,19 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth)
 		goto out;
 	}
 	if (inner_depth > w->max_depth) {
-		problem(w, s->path, "nested deeper than %d archives: not opened", w->max_depth);
+		problem(w, IQ_PROBLEM_CUT, s->path, "nested deeper than %d archives: not opened", w->max_depth);
 		goto out;
 	}
 	a = reader_new();
 	if (!a) {
-		problem(w, s->path, "out of memory: not opened");
+		problem(w, IQ_PROBLEM_LOST, s->path, "out of memory: not opened");
 		goto out;
 	}
 	if (!s->a) {
 		/* a file: libarchive reads it itself, seeking where the format
 		 * wants to (zip's central directory, 7z's header) */
 		if (lseek(s->fd, 0, SEEK_SET) != 0) {
-			problem(w, s->path, "cannot seek: %s", strerror(errno));
+			problem(w, IQ_PROBLEM_LOST, s->path, "cannot seek: %s", strerror(errno));
 			goto out;
 		}
 		g = gz_open_tar(s->fd, s->peek, s->plen);
@@ -789,7 +789,7 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth)
 			w->gz_a = a;
 			w->gz = g;
 		} else if (lseek(s->fd, 0, SEEK_SET) != 0) {
-			problem(w, s->path, "cannot seek: %s", strerror(errno));
+			problem(w, IQ_PROBLEM_LOST, s->path, "cannot seek: %s", strerror(errno));
 			goto out;
 		} else {
 			r = archive_read_open_fd(a, s->fd, BLOCK);
@@ -801,7 +801,7 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth)
 	}
 	if (r < ARCHIVE_WARN) {
 		if (!w->stop)
-			problem(w, s->path, "%s",
+			problem(w, IQ_PROBLEM_LOST, s->path, "%s",
 				s->state == ST_ERR ? s->err.msg : arc_error(a));
 		goto out;
 	}
@@ -816,10 +816,10 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth)
 			goto out;
 		archive_read_support_format_zip_streamable(a);
 		if (archive_read_open_fd(a, s->fd, BLOCK) < ARCHIVE_WARN) {
-			problem(w, s->path, "%s", arc_error(a));
+			problem(w, IQ_PROBLEM_LOST, s->path, "%s", arc_error(a));
 			goto out;
 		}
-		problem(w, s->path, "central directory unreadable: entries read from their local headers");
+		problem(w, IQ_PROBLEM_LOST, s->path, "central directory unreadable: entries read from their local headers");
 		walk_archive(w, a, s, inner_depth);
 	}
 	if (g && !w->stop && !g->err_told)
@@ -863,7 +863,7 @@ static void walk_dir(struct walk *w, const char *fs, const char *mp)
 	size_t n = 0, cap = 0;
 
 	if (!dir) {
-		problem(w, mp, "cannot open directory: %s", strerror(errno));
+		problem(w, IQ_PROBLEM_LOST, mp, "cannot open directory: %s", strerror(errno));
 		return;
 	}
 	for (;;) {
@@ -880,7 +880,7 @@ static void walk_dir(struct walk *w, const char *fs, const char *mp)
 		names[n++] = iq_xstrdup(de->d_name);
 	}
 	if (errno)
-		problem(w, mp, "cannot read directory: %s", strerror(errno));
+		problem(w, IQ_PROBLEM_LOST, mp, "cannot read directory: %s", strerror(errno));
 	closedir(dir);
 	if (n)
 		qsort(names, n, sizeof *names, cmp_name);
@@ -892,25 +892,25 @@ static void walk_dir(struct walk *w, const char *fs, const char *mp)
 		if (w->stop) {
 			/* fall through to free */
 		} else if (lstat(cfs, &st) != 0) {
-			problem(w, cmp, "cannot stat: %s", strerror(errno));
+			problem(w, IQ_PROBLEM_LOST, cmp, "cannot stat: %s", strerror(errno));
 		} else if (S_ISLNK(st.st_mode)) {
 			char target[PATH_MAX];
 			ssize_t tn = readlink(cfs, target, sizeof target - 1);
 			target[tn < 0 ? 0 : tn] = '\0';
-			problem(w, cmp, "symbolic link to %s not followed", tn < 0 ? "?" : target);
+			problem(w, IQ_PROBLEM_SKIPPED, cmp, "symbolic link to %s not followed", tn < 0 ? "?" : target);
 		} else if (S_ISDIR(st.st_mode)) {
 			walk_dir(w, cfs, cmp);
 		} else if (!S_ISREG(st.st_mode)) {
-			problem(w, cmp, "special file (device, fifo or socket) not read");
+			problem(w, IQ_PROBLEM_SKIPPED, cmp, "special file (device, fifo or socket) not read");
 		} else {
 			int fd = open(cfs, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd < 0) {
-				problem(w, cmp, "cannot open: %s", strerror(errno));
+				problem(w, IQ_PROBLEM_LOST, cmp, "cannot open: %s", strerror(errno));
 			} else {
 				if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
 					walk_file(w, fd, cmp, &st, 1);
 				else
-					problem(w, cmp, "changed while read: not read");
+					problem(w, IQ_PROBLEM_LOST, cmp, "changed while read: not read");
 				close(fd);
 			}
 		}

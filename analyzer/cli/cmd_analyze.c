@@ -163,6 +163,9 @@ int iq_cmd_analyze(const struct iq_args *a)
 	}
 	iq_signals_install();
 	rc = iq_ingest_run(s, &rs, bundles, nb, &io);
+	int incomplete = rc == IQ_EXIT_INCOMPLETE;
+	if (incomplete)
+		rc = IQ_EXIT_OK;
 	if (rc)
 		goto out; /* interrupted too: the outputs of a previous run stay */
 	double t0 = iq_wall_seconds();
@@ -214,6 +217,9 @@ int iq_cmd_analyze(const struct iq_args *a)
 	for (int i = 0; i < nfail; i++)
 		if (verdict_hit(doc, fail_on[i]))
 			rc = IQ_EXIT_VERDICT;
+	/* the verdict asked about comes first; the warnings said what was lost */
+	if (rc == IQ_EXIT_OK && incomplete)
+		rc = IQ_EXIT_INCOMPLETE;
 out:
 	if (s) {
 		iq_store_close(s);

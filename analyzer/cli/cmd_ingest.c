@@ -110,6 +110,13 @@ int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int
 		fprintf(stderr, "inquest: %ld files read (%ld already in the database), %ld records, "
 				"%ld signal matches, %lld bytes\n",
 			st.files, st.files_already, st.records, st.matches, (long long)st.bytes);
+	if (st.lost || st.cut) {
+		/* never silenced: the findings rest on part of the bundle */
+		iq_warnf("the bundle was not read whole: %ld damaged, truncated or unreadable, %ld cut at a"
+			 " limit (the warnings above; the coverage lists them); the results cover what"
+			 " could be read", st.lost, st.cut);
+		return IQ_EXIT_INCOMPLETE;
+	}
 	return IQ_EXIT_OK;
 }
 

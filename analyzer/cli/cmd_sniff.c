@@ -7,9 +7,10 @@
 #include "../parse/parse.h"
 #include "cli.h"
 
-static void problem(const char *path, const char *msg, void *u)
+static void problem(const char *path, const char *msg, int kind, void *u)
 {
 	IQ_UNUSED(u);
+	IQ_UNUSED(kind);
 	char esc[1024], emsg[1024];
 	iq_escape_display(esc, sizeof esc, path, strlen(path));
 	/* the message may quote the bundle too (a link's target) */

@@ -28,7 +28,9 @@ static const struct iq_opt o_lang = {
 	"--lang", NULL, NULL, "en|tr", 0, "The language of the postmortem (default en)."};
 static const struct iq_opt o_quiet = {
 	"--quiet", "-q", NULL, NULL, 0,
-	"No summary and no warnings."};
+	"No summary and no warnings, but those saying that data was lost or cut (a damaged or "
+	"truncated archive, a file read only in part, a size limit reached): they are always "
+	"printed."};
 static const struct iq_opt o_stats = {
 	"--stats", NULL, NULL, NULL, 0,
 	"Print where the time went, on stderr: CPU seconds of the ingest stages on their threads "
@@ -73,7 +75,7 @@ static const struct iq_opt o_max_member = {
 static const struct iq_opt o_max_bundle = {
 	"--max-bundle-bytes", NULL, "N", NULL, 0,
 	"Read at most N decompressed bytes of the whole bundle (default 64G): the walk stops there. "
-	"What a limit cuts off is a warning and a problem in the coverage."};
+	"What a limit cuts off is a warning, a problem in the coverage, and exit 5."};
 
 #define INGEST_OPTS &o_jobs, &o_since, &o_until, &o_namespace, &o_node, &o_pod, &o_tz, \
 	&o_max_member, &o_max_bundle, &o_quiet, &o_stats
@@ -88,7 +90,8 @@ static const struct iq_opt o_out_dir = {
 static const struct iq_opt o_fail_on = {
 	"--fail-on", NULL, "VERDICT[,VERDICT]", NULL, IQ_OPT_MANY,
 	"Exit 1 when a pattern reached one of these verdicts: confirmed, oom_no_cascade, "
-	"ruled_out_host_oom, ruled_out_flood, not_detected, inconclusive."};
+	"ruled_out_host_oom, ruled_out_flood, not_detected, inconclusive. Exit 1 takes "
+	"precedence over exit 5."};
 static const struct iq_opt *const analyze_opts[] = {
 	&o_out_dir, &o_rules, &o_lang, &o_fail_on, INGEST_OPTS, NULL};
 static const struct iq_opt *const ingest_opts[] = {&o_db_ingest, &o_rules, INGEST_OPTS, NULL};
@@ -198,8 +201,8 @@ static const struct iq_command commands[] = {
 	 "rule packs, and write inquest.db, findings.json, postmortem.md and charts/ into DIR. "
 	 "Prints each pattern's verdict and where the outputs are.\n"
 	 "A bundle cut short or damaged is read as far as it goes: the files before the damage are "
-	 "analysed, warnings say what was lost, and the coverage section of the postmortem says "
-	 "where the bundle broke. SIGINT/SIGTERM stop the run with exit 130 and "
+	 "analysed, warnings say what was lost (even with --quiet), the coverage section of the "
+	 "postmortem says where the bundle broke, and the exit status is 5. SIGINT/SIGTERM stop the run with exit 130 and "
 	 "leave the previous outputs in DIR as they were."},
 	{"ingest", iq_cmd_ingest, "BUNDLE...", 1, -1, IQ_ARGS_FILES, NULL, ingest_opts,
 	 "parse bundles into a database only",
@@ -275,6 +278,10 @@ static const struct iq_exit_row exits[] = {
 	{IQ_EXIT_INPUT, "an input could not be read at all (missing path, unreadable bundle or "
 			"database)"},
 	{IQ_EXIT_RULES, "a rule pack has errors"},
+	{IQ_EXIT_INCOMPLETE, "analyze or ingest did their job, but the bundle could not be read "
+			     "whole: an archive or a file is damaged or cut short, or a size limit "
+			     "was reached (the warnings, which --quiet does not silence, and the "
+			     "coverage say what was lost); --fail-on's exit 1 takes precedence"},
 	{IQ_EXIT_INTERNAL, "internal error"},
 	{IQ_EXIT_INTERRUPTED, "interrupted (SIGINT, SIGTERM); rerun to finish"},
 };

@@ -5,10 +5,12 @@
 #include "cli.h"
 #include "pipeline.h"
 
-/* Ingests the bundles into s; prints errors; returns an exit status. On
- * SIGINT/SIGTERM (iq_interrupted()) it commits what is done, prints
- * "interrupted; N files complete, rerun to finish" and returns
- * IQ_EXIT_INTERRUPTED. */
+/* Ingests the bundles into s; prints errors; returns an exit status:
+ * IQ_EXIT_INCOMPLETE when all went well but data was lost or cut (a
+ * damaged archive, a file read in part, a size limit), after a warning
+ * that --quiet does not silence. On SIGINT/SIGTERM (iq_interrupted()) it
+ * commits what is done, prints "interrupted; N files complete, rerun to
+ * finish" and returns IQ_EXIT_INTERRUPTED. */
 int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int n,
 		  const struct iq_ingest_opts *o);
 

@@ -50,6 +50,7 @@ struct job {
 	enum job_kind kind;
 	char *path;                /* owned */
 	char *msg;                 /* JOB_PROBLEM: what went wrong (owned) */
+	int problem_kind;          /* JOB_PROBLEM: enum iq_problem_kind */
 	int64_t mtime;
 	const struct iq_format *f; /* NULL: not parsed */
 	char why[256];
@@ -243,11 +244,12 @@ static int cmp_done(const void *key, const void *elem)
 
 /* ---- the walker ---- */
 
-static void walk_problem(const char *path, const char *msg, void *u)
+static void walk_problem(const char *path, const char *msg, int kind, void *u)
 {
 	struct pipe *p = u;
 	struct job *j = iq_xcalloc(1, sizeof *j);
 	j->kind = JOB_PROBLEM;
+	j->problem_kind = kind;
 	j->path = iq_xstrdup(path);
 	j->msg = iq_xstrdup(msg);
 	lock(p);
@@ -884,7 +886,9 @@ static int write_file(struct pipe *p, struct iq_store *s, struct job *j, int qui
 		snprintf(st->last_why, sizeof st->last_why, "%.200s", j->read_msg);
 		char tail[64];
 		snprintf(tail, sizeof tail, " (read stopped after %lld bytes)", (long long)j->bytes);
-		warn_escaped(quiet, j->path, 0, j->read_msg, tail);
+		/* data lost: said even with --quiet */
+		warn_escaped(0, j->path, 0, j->read_msg, tail);
+		st->lost++;
 	} else if (!j->f) {
 		status = j->bytes == 0 ? "empty"
 			 : strncmp(j->why, "binary", 6) == 0 ? "binary" : "unknown";
@@ -916,7 +920,10 @@ static int write_file(struct pipe *p, struct iq_store *s, struct job *j, int qui
 			error = (j->read_err || j->head_err) ? j->read_msg : j->parse_msg;
 			char tail[96];
 			snprintf(tail, sizeof tail, " (read stopped; %ld lines kept)", j->fs.lines_read);
-			warn_escaped(quiet, j->path, j->fs.lines_read, error, tail);
+			/* a read error lost the rest of the file: said even with --quiet */
+			int lost = j->read_err || j->head_err;
+			warn_escaped(quiet && !lost, j->path, j->fs.lines_read, error, tail);
+			st->lost += lost;
 		} else if (j->cut) {
 			/* the walker has a problem row saying which limit */
 			status = "cut";
@@ -1115,7 +1122,10 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 			break;
 		}
 		if (j->kind == JOB_PROBLEM) {
-			warn_escaped(io->quiet, j->path, 0, j->msg, "");
+			/* --quiet keeps the ones that say data was lost or cut */
+			warn_escaped(io->quiet && j->problem_kind == IQ_PROBLEM_SKIPPED, j->path, 0, j->msg, "");
+			st->lost += j->problem_kind == IQ_PROBLEM_LOST;
+			st->cut += j->problem_kind == IQ_PROBLEM_CUT;
 			rc = iq_store_problem(s, j->path, j->msg);
 		} else {
 			if (j->f && !j->already) {

@@ -15,6 +15,8 @@ struct iq_ingest_stats {
 	long files_known;      /* files read with a recognised format */
 	long files_done;       /* files read to their end (or stored as done) in this run */
 	char last_why[256];    /* why the last unrecognised file was not read */
+	long lost;             /* problems that lost data: damaged, truncated, unreadable */
+	long cut;              /* problems that left data unread at a limit */
 };
 
 /* CPU seconds per pipeline stage (wall for ingest as a whole and for the

@@ -212,6 +212,7 @@ struct rec {
 	int n;
 	char *ppath[MAXREC];
 	char *pmsg[MAXREC];
+	int pkind[MAXREC];  /* enum iq_problem_kind */
 	int np;
 	size_t chunk;       /* read size; 0: 7 bytes, to exercise the peek */
 	long read_max;      /* read at most this many bytes; -1: all */
@@ -253,12 +254,13 @@ static int on_member(struct iq_member *m, void *u)
 	return 0;
 }
 
-static void on_problem(const char *path, const char *msg, void *u)
+static void on_problem(const char *path, const char *msg, int kind, void *u)
 {
 	struct rec *r = u;
 	assert_true(r->np < MAXREC);
 	r->ppath[r->np] = strdup(path);
 	r->pmsg[r->np] = strdup(msg);
+	r->pkind[r->np] = kind;
 	r->np++;
 }
 
@@ -411,6 +413,7 @@ static void test_max_depth_stops_nesting(void **state)
 	assert_int_equal(r.np, 1);
 	assert_string_equal(r.ppath[0], "deep.tar.gz!inner1.tar.gz!inner2.tar!c.log.gz");
 	assert_string_equal(r.pmsg[0], "nested deeper than 2 archives: not opened");
+	assert_int_equal(r.pkind[0], IQ_PROBLEM_CUT);
 	rec_release(&r);
 }
 
@@ -589,6 +592,8 @@ static void test_directory_sorted_links_not_followed(void **state)
 	assert_int_equal(r.np, 3);
 	assert_string_equal(r.ppath[0], "bundle/link");
 	assert_string_equal(r.pmsg[0], "symbolic link to ../outside.txt not followed");
+	assert_int_equal(r.pkind[0], IQ_PROBLEM_SKIPPED);
+	assert_int_equal(r.pkind[1], IQ_PROBLEM_SKIPPED); /* the fifo */
 	assert_string_equal(r.ppath[1], "bundle/sub/fifo");
 	assert_string_equal(r.ppath[2], "bundle/sub/up");
 	rec_release(&r);
@@ -639,6 +644,7 @@ static void test_truncated_tar_gz(void **state)
 	assert_memory_equal(r.m[1].data.p, big, r.m[1].data.len);
 	assert_true(r.np >= 1);
 	assert_string_equal(r.ppath[r.np - 1], "trunc.tar.gz");
+	assert_int_equal(r.pkind[r.np - 1], IQ_PROBLEM_LOST);
 	assert_true(r.pmsg[r.np - 1][0] != '\0');
 	rec_release(&r);
 
@@ -790,6 +796,7 @@ static void test_member_over_limit(void **state)
 	expect_member(&r, 3, "lim.tar.gz!small.txt", 0, "small\n");
 	assert_int_equal(r.np, 2);
 	assert_string_equal(r.ppath[0], "lim.tar.gz!big.txt");
+	assert_int_equal(r.pkind[0], IQ_PROBLEM_CUT);
 	assert_string_equal(r.pmsg[0],
 			    "decompressed size over the limit of 1000 bytes: rest not read"
 			    " (--max-member-bytes raises it)");
@@ -818,6 +825,7 @@ static void test_total_limit_stops_walk(void **state)
 	assert_int_equal(r.m[1].data.len, 500);
 	assert_int_equal(r.np, 1);
 	assert_string_equal(r.ppath[0], "tot.tar!2.txt");
+	assert_int_equal(r.pkind[0], IQ_PROBLEM_CUT);
 	assert_non_null(strstr(r.pmsg[0], "over the limit of 1500 bytes"));
 	rec_release(&r);
 	free(big);

@@ -161,6 +161,13 @@ int iq_print_version(void);
 void iq_docs_man(FILE *f);
 void iq_docs_markdown(FILE *f);
 
+struct iq_ruleset;
+/* Loads the shipped packs and the --rules paths after running the pack
+ * lint on those (errors and warnings to stderr as `rules lint` prints
+ * them): 0, or IQ_EXIT_RULES when the lint or the load found an error.
+ * analyze, ingest and detect refuse a pack that rules lint rejects. */
+int iq_rules_load_checked(struct iq_ruleset *rs, const char *const *paths, int npaths);
+
 /* Maps an iq_err to the exit status. */
 int iq_exit_of(int err);
 

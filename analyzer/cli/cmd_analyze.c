@@ -138,6 +138,10 @@ int iq_cmd_analyze(const struct iq_args *a)
 			goto out;
 		}
 	}
+	/* a pack with errors stops the run before anything is written */
+	rc = iq_rules_load_checked(&rs, io.rules, io.nrules);
+	if (rc)
+		goto out;
 	if (!dir)
 		dir = dir_alloc = default_dir(bundles[0]);
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
@@ -147,9 +151,6 @@ int iq_cmd_analyze(const struct iq_args *a)
 	}
 	if (stats)
 		io.timing = &times;
-	rc = iq_load_rules(&rs, io.rules, io.nrules);
-	if (rc)
-		goto out;
 	snprintf(dbtmp, sizeof dbtmp, "%s/inquest.db.tmp", dir);
 	snprintf(dbpath, sizeof dbpath, "%s/inquest.db", dir);
 	snprintf(fpath, sizeof fpath, "%s/findings.json", dir);

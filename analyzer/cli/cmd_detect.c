@@ -14,7 +14,7 @@ int iq_cmd_detect(const struct iq_args *a)
 	const char *const *rules = iq_arg_all(a, "--rules", &nr);
 	struct iq_ruleset rs;
 	iq_rules_init(&rs);
-	int rc = iq_load_rules(&rs, rules, nr);
+	int rc = iq_rules_load_checked(&rs, rules, nr);
 	if (rc) {
 		iq_rules_release(&rs);
 		return rc;

@@ -210,7 +210,7 @@ int iq_cmd_ingest(const struct iq_args *a)
 	iq_rules_init(&rs);
 	if (stats)
 		io.timing = &times;
-	rc = iq_load_rules(&rs, io.rules, io.nrules);
+	rc = iq_rules_load_checked(&rs, io.rules, io.nrules);
 	if (!rc) {
 		struct iq_store *s;
 		struct iq_diag d = {{0}};

@@ -11,6 +11,7 @@
 
 #include "../rules/rules.h"
 #include "cli.h"
+#include "pipeline.h"
 
 /* Loads the shipped packs, or only the given files/directories. */
 static int load(struct iq_ruleset *rs, int argc, char **argv)
@@ -460,6 +461,27 @@ static int cmd_match(struct iq_ruleset *rs, const struct iq_args *a)
 	free(h.packs);
 	free(paths);
 	return rc;
+}
+
+int iq_rules_load_checked(struct iq_ruleset *rs, const char *const *paths, int npaths)
+{
+	long errors = 0, warnings = 0;
+	if (npaths) {
+		/* the same check as `rules lint PACK...`, on a ruleset of its own */
+		struct iq_ruleset lint;
+		struct iq_diag d = {{0}};
+		iq_rules_init(&lint);
+		if (iq_rules_load_builtin_shared(&lint, &d) == 0)
+			for (int i = 0; i < npaths; i++)
+				iq_rules_lint_path(&lint, paths[i], stderr, &errors, &warnings);
+		iq_rules_release(&lint);
+	}
+	if (errors) {
+		iq_errorf("%ld error%s in the rule pack%s of --rules, as 'inquest rules lint' reports"
+			  " them: nothing was run", errors, errors == 1 ? "" : "s", npaths == 1 ? "" : "s");
+		return IQ_EXIT_RULES;
+	}
+	return iq_load_rules(rs, paths, npaths);
 }
 
 /* Runs fn on a fresh ruleset. */

@@ -23,7 +23,8 @@ static const struct iq_opt o_db_detect = {
 static const struct iq_opt o_rules = {
 	"--rules", NULL, "PATH", NULL, IQ_OPT_MANY | IQ_OPT_FILE,
 	"A rule pack (JSON) or a folder of packs, loaded after the shipped ones (a pack whose id is "
-	"loaded already replaces it)."};
+	"loaded already replaces it). It is checked as inquest rules lint checks it: a pack with "
+	"errors is refused, with the same FILE:LINE:COL messages, and exit 4."};
 static const struct iq_opt o_lang = {
 	"--lang", NULL, NULL, "en|tr", 0, "The language of the postmortem (default en)."};
 static const struct iq_opt o_quiet = {

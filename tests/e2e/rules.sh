@@ -76,6 +76,23 @@ for pack in tests/e2e/rules-bad/*.json; do
   if [ -n "$GOLDEN" ]; then cp "$tmp/err" "$want"; fi
   if diff -u "$want" "$tmp/err" >"$tmp/diff"; then ok; else ko "$pack: stderr differs"; cat "$tmp/diff"; fi
 done
+# one validator: analyze, ingest and detect run the lint on their --rules
+# packs and refuse one with errors (exit 4), with the same messages
+# (misspelt.json loads, and analyze used to run it)
+for pack in tests/e2e/rules-bad/*.json; do
+  want=${pack%.json}.stderr
+  for cmd in "analyze fixtures/sample/sample-bundle.tar.gz -o $tmp/o" "ingest fixtures/sample/sample-bundle.tar.gz --db $tmp/i.db" "detect --db $tmp/none.db"; do
+    # shellcheck disable=SC2086
+    "$bin" $cmd --rules "$pack" >"$tmp/out" 2>"$tmp/err"; rc=$?
+    name="${cmd%% *} --rules $pack"
+    [ $rc -eq 4 ] && ok || ko "$name: exit $rc, expected 4"
+    tail -1 "$tmp/err" | grep -q "^inquest: [0-9]* errors\{0,1\} in the rule pack of --rules, as 'inquest rules lint' reports them: nothing was run$" \
+      && ok || ko "$name: last line: $(tail -1 "$tmp/err")"
+    sed '$d' "$tmp/err" > "$tmp/err2"
+    if diff -u "$want" "$tmp/err2" >"$tmp/diff"; then ok; else ko "$name: stderr differs from rules lint's"; cat "$tmp/diff"; fi
+  done
+  [ ! -e "$tmp/o" ] && [ ! -e "$tmp/i.db" ] && ok || ko "$pack: a refused pack left outputs"
+done
 # a broken pack also stops `rules test` and `analyze --rules` at load, with a position
 "$bin" rules test tests/e2e/rules-bad/bad-regex.json >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 4 ] && grep -q '^tests/e2e/rules-bad/bad-regex.json:13:9: error: invalid regex' "$tmp/err" && ok || { ko "rules test on a bad pack: exit $rc"; cat "$tmp/err"; }

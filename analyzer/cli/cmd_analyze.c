@@ -65,40 +65,152 @@ static void remove_db(const char *path)
 	unlink(p);
 }
 
-/* Does any pattern's verdict appear in the comma-separated list? */
-static int verdict_hit(json_t *doc, const char *list)
+/* ---- --fail-on ---- */
+
+/* The verdicts of the design's contract, any pattern's without a verdict
+ * list of its own. */
+static const char *const verdicts[] = {"confirmed", "oom_no_cascade", "ruled_out_host_oom",
+				       "ruled_out_flood", "not_detected", "inconclusive"};
+
+/* Whether pattern p can reach verdict v (n bytes): one of its verdict
+ * rules, or not_detected (none holding); any verdict of the contract for
+ * a pack without rules of its own. */
+static int can_reach(const struct iq_pack *p, const char *v, size_t n)
 {
-	size_t i;
-	json_t *p;
-	json_array_foreach(json_object_get(doc, "patterns"), i, p) {
-		const char *v = json_string_value(json_object_get(p, "verdict"));
-		size_t vl = strlen(v);
-		for (const char *s = list; *s;) {
-			const char *c = strchr(s, ',');
-			size_t n = c ? (size_t)(c - s) : strlen(s);
-			if (n == vl && strncmp(s, v, n) == 0)
-				return 1;
-			s += n + (c ? 1 : 0);
+	size_t nv = iq_pack_item_count(p, "verdicts");
+	if (n == strlen("not_detected") && strncmp(v, "not_detected", n) == 0)
+		return 1;
+	for (size_t i = 0; i < (nv ? nv : IQ_ARRAY_LEN(verdicts)); i++) {
+		const char *w = nv ? iq_item_str(iq_pack_item(p, "verdicts", i), "verdict") : verdicts[i];
+		if (w && strlen(w) == n && strncmp(w, v, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static const struct iq_pack *pattern_of(const struct iq_ruleset *rs, const char *id, size_t n)
+{
+	for (size_t i = 0; i < rs->npacks; i++) {
+		const char *pid = iq_pack_id(rs->packs[i]);
+		if (strlen(pid) == n && strncmp(pid, id, n) == 0)
+			return rs->packs[i];
+	}
+	return NULL;
+}
+
+/* One item of a --fail-on list: VERDICT, or PATTERN=VERDICT. */
+struct fail_item {
+	const char *pat, *verdict;
+	size_t plen, vlen;
+};
+
+/* Splits the item at s (up to a comma); returns the length it takes. */
+static size_t fail_item_at(const char *s, struct fail_item *it)
+{
+	size_t n = strcspn(s, ",");
+	const char *eq = memchr(s, '=', n);
+	it->pat = eq ? s : NULL;
+	it->plen = eq ? (size_t)(eq - s) : 0;
+	it->verdict = eq ? eq + 1 : s;
+	it->vlen = eq ? n - it->plen - 1 : n;
+	return n;
+}
+
+/* Checks every --fail-on value against the loaded packs: 0, or
+ * IQ_EXIT_USAGE after saying which item is wrong. */
+static int fail_on_check(const struct iq_args *a, const struct iq_ruleset *rs,
+			 const char *const *vals, int nvals)
+{
+	for (int k = 0; k < nvals; k++) {
+		const char *s = vals[k];
+		for (;;) {
+			struct fail_item it;
+			size_t n = fail_item_at(s, &it);
+			char *item = iq_xstrndup(s, n);
+			int bad = 0;
+			if (!it.vlen || (it.pat && !it.plen)) {
+				iq_usage_error(a->cmd, "--fail-on takes VERDICT or PATTERN=VERDICT, comma-separated;"
+					       " '%s' has an empty one", vals[k]);
+				bad = 1;
+			} else if (it.pat && !pattern_of(rs, it.pat, it.plen)) {
+				const char *ids[64];
+				size_t ni = 0;
+				for (size_t i = 0; i < rs->npacks && ni < IQ_ARRAY_LEN(ids); i++)
+					ids[ni++] = iq_pack_id(rs->packs[i]);
+				char *pat = iq_xstrndup(it.pat, it.plen);
+				const char *sug = iq_suggest(pat, ids, ni);
+				iq_usage_error(a->cmd, "--fail-on: no pattern '%s'%s%s%s (see inquest rules list)", pat,
+					       sug ? "; did you mean '" : "", sug ? sug : "", sug ? "'?" : "");
+				free(pat);
+				bad = 1;
+			} else {
+				int ok = 0;
+				for (size_t i = 0; i < rs->npacks; i++)
+					if (!it.pat || rs->packs[i] == pattern_of(rs, it.pat, it.plen))
+						ok |= can_reach(rs->packs[i], it.verdict, it.vlen);
+				if (!ok) {
+					char *v = iq_xstrndup(it.verdict, it.vlen);
+					const char *sug = iq_suggest(v, verdicts, IQ_ARRAY_LEN(verdicts));
+					if (it.pat) {
+						/* the verdicts that pattern has, in words */
+						const struct iq_pack *pp = pattern_of(rs, it.pat, it.plen);
+						struct iq_buf w;
+						iq_buf_init(&w);
+						for (size_t i = 0; i < IQ_ARRAY_LEN(verdicts); i++)
+							if (can_reach(pp, verdicts[i], strlen(verdicts[i])))
+								iq_buf_printf(&w, "%s%s", w.len ? ", " : "", verdicts[i]);
+						iq_usage_error(a->cmd, "--fail-on: pattern '%.*s' has no verdict '%s' (its"
+							       " verdicts: %s)", (int)it.plen, it.pat, v, w.p ? w.p : "");
+						iq_buf_release(&w);
+					} else
+						iq_usage_error(a->cmd, "--fail-on: no pattern has a verdict '%s'%s%s%s (confirmed,"
+							       " oom_no_cascade, ruled_out_host_oom, ruled_out_flood,"
+							       " not_detected, inconclusive)", v, sug ? "; did you mean '" : "",
+							       sug ? sug : "", sug ? "'?" : "");
+					free(v);
+					bad = 1;
+				}
+			}
+			free(item);
+			if (bad)
+				return IQ_EXIT_USAGE;
+			if (!s[n])
+				break;
+			s += n + 1;
 		}
 	}
 	return 0;
 }
 
-static int known_verdicts(const char *list)
+/* Says on stderr each pattern whose verdict one of the items names, and
+ * the item; returns how many. */
+static int fail_on_hits(json_t *doc, const char *const *vals, int nvals)
 {
-	static const char *const v[] = {"confirmed", "oom_no_cascade", "ruled_out_host_oom",
-					"ruled_out_flood", "not_detected", "inconclusive"};
-	for (const char *s = list; *s;) {
-		const char *c = strchr(s, ',');
-		size_t n = c ? (size_t)(c - s) : strlen(s);
-		int ok = 0;
-		for (size_t i = 0; i < IQ_ARRAY_LEN(v); i++)
-			ok |= strlen(v[i]) == n && strncmp(v[i], s, n) == 0;
-		if (!ok)
-			return 0;
-		s += n + (c ? 1 : 0);
+	size_t i;
+	json_t *p;
+	int hits = 0;
+	json_array_foreach(json_object_get(doc, "patterns"), i, p) {
+		const char *id = json_string_value(json_object_get(p, "id"));
+		const char *v = json_string_value(json_object_get(p, "verdict"));
+		for (int k = 0; k < nvals && id && v; k++) {
+			int hit = 0;
+			for (const char *s = vals[k]; !hit;) {
+				struct fail_item it;
+				size_t n = fail_item_at(s, &it);
+				hit = it.vlen == strlen(v) && strncmp(it.verdict, v, it.vlen) == 0 &&
+				      (!it.pat || (it.plen == strlen(id) && strncmp(it.pat, id, it.plen) == 0));
+				if (!s[n])
+					break;
+				s += n + 1;
+			}
+			if (hit) {
+				iq_errorf("--fail-on %s: %s is %s (exit 1)", vals[k], id, v);
+				hits++;
+				break;
+			}
+		}
 	}
-	return 1;
+	return hits;
 }
 
 int iq_cmd_analyze(const struct iq_args *a)
@@ -124,13 +236,6 @@ int iq_cmd_analyze(const struct iq_args *a)
 		lang = "en";
 	if (iq_ingest_args(a, &io))
 		return IQ_EXIT_USAGE;
-	for (int i = 0; i < nfail; i++)
-		if (!known_verdicts(fail_on[i])) {
-			iq_usage_error(a->cmd, "--fail-on takes verdicts (confirmed, oom_no_cascade,"
-				       " ruled_out_host_oom, ruled_out_flood, not_detected, inconclusive),"
-				       " not '%s'", fail_on[i]);
-			return IQ_EXIT_USAGE;
-		}
 	for (int i = 0; i < nb; i++) {
 		if (access(bundles[i], R_OK) != 0) {
 			iq_errorf("cannot open '%s': %s", bundles[i], strerror(errno));
@@ -140,6 +245,8 @@ int iq_cmd_analyze(const struct iq_args *a)
 	}
 	/* a pack with errors stops the run before anything is written */
 	rc = iq_rules_load_checked(&rs, io.rules, io.nrules);
+	if (!rc)
+		rc = fail_on_check(a, &rs, fail_on, nfail);
 	if (rc)
 		goto out;
 	if (!dir)
@@ -215,9 +322,8 @@ int iq_cmd_analyze(const struct iq_args *a)
 	}
 	if (stats)
 		iq_print_stage_times(&times, iq_wall_seconds() - wall0);
-	for (int i = 0; i < nfail; i++)
-		if (verdict_hit(doc, fail_on[i]))
-			rc = IQ_EXIT_VERDICT;
+	if (fail_on_hits(doc, fail_on, nfail))
+		rc = IQ_EXIT_VERDICT;
 	/* the verdict asked about comes first; the warnings said what was lost */
 	if (rc == IQ_EXIT_OK && incomplete)
 		rc = IQ_EXIT_INCOMPLETE;

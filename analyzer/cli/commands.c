@@ -89,10 +89,14 @@ static const struct iq_opt o_out_dir = {
 	"./inquest-<bundle name>/), created if missing. Each output is written "
 	"under a temporary name and renamed into place, so a second run replaces them whole."};
 static const struct iq_opt o_fail_on = {
-	"--fail-on", NULL, "VERDICT[,VERDICT]", NULL, IQ_OPT_MANY,
-	"Exit 1 when a pattern reached one of these verdicts: confirmed, oom_no_cascade, "
-	"ruled_out_host_oom, ruled_out_flood, not_detected, inconclusive. Exit 1 takes "
-	"precedence over exit 5."};
+	"--fail-on", NULL, "[PATTERN=]VERDICT[,...]", NULL, IQ_OPT_MANY,
+	"Exit 1 when a pattern reached one of these verdicts: VERDICT for any pattern, "
+	"PATTERN=VERDICT for that pattern only (gpu-oom-cascade=confirmed); a comma-separated "
+	"list, or the option repeated. The verdicts: confirmed, oom_no_cascade, "
+	"ruled_out_host_oom, ruled_out_flood, not_detected, inconclusive (inquest rules explain "
+	"PATTERN lists those a pattern can reach). Each pattern that made the exit 1, and the "
+	"verdict, is printed on stderr, --quiet or not. An unknown pattern or verdict, or an empty "
+	"list, is a usage error. Exit 1 takes precedence over exit 5."};
 static const struct iq_opt *const analyze_opts[] = {
 	&o_out_dir, &o_rules, &o_lang, &o_fail_on, INGEST_OPTS, NULL};
 static const struct iq_opt *const ingest_opts[] = {&o_db_ingest, &o_rules, INGEST_OPTS, NULL};
@@ -274,7 +278,8 @@ static const struct iq_command commands[] = {
 
 static const struct iq_exit_row exits[] = {
 	{IQ_EXIT_OK, "the command did its job, whatever the verdict"},
-	{IQ_EXIT_VERDICT, "--fail-on was given and a pattern reached one of those verdicts"},
+	{IQ_EXIT_VERDICT, "--fail-on was given and a pattern reached one of those verdicts (stderr "
+			  "names the pattern and the verdict)"},
 	{IQ_EXIT_USAGE, "usage error (stderr says what is wrong)"},
 	{IQ_EXIT_INPUT, "an input could not be read at all (missing path, unreadable bundle or "
 			"database)"},

@@ -50,5 +50,32 @@ expect 2 "^see 'inquest ingest --help'$" "$bin" ingest x.tgz
 printf 'plain line\n' > "$tmp/-x.log"
 expect 0 '"text":"plain line"' "$bin" parse --format=plain -- "$tmp/-x.log"
 
+# --- --fail-on ---------------------------------------------------------------
+sample=fixtures/sample/sample-bundle.tar.gz
+# failon WANT-EXIT WANT-STDERR-LINES ARG...: the --fail-on lines of stderr, joined by |
+failon() {
+  want=$1 lines=$2; shift 2
+  "$bin" analyze "$sample" -o "$tmp/fo" -q "$@" >/dev/null 2>"$tmp/err"; rc=$?
+  got=$(grep -e '--fail-on' "$tmp/err" | tr '\n' '|')
+  [ $rc -eq "$want" ] && [ "$got" = "$lines" ] && ok || ko "analyze $*: exit $rc (expected $want), '$got', expected '$lines'"
+}
+# the sample is a GPU OOM cascade, and its host OOM kills confirm host-memory-oom too
+failon 1 "inquest: --fail-on confirmed: gpu-oom-cascade is confirmed (exit 1)|inquest: --fail-on confirmed: host-memory-oom is confirmed (exit 1)|" --fail-on confirmed
+failon 1 "inquest: --fail-on gpu-oom-cascade=confirmed: gpu-oom-cascade is confirmed (exit 1)|" --fail-on gpu-oom-cascade=confirmed
+failon 0 "" --fail-on gpu-oom-cascade=oom_no_cascade,gpu-oom-cascade=ruled_out_host_oom
+failon 1 "inquest: --fail-on host-memory-oom=not_detected,gpu-hardware-fault=not_detected: gpu-hardware-fault is not_detected (exit 1)|" \
+  --fail-on host-memory-oom=not_detected,gpu-hardware-fault=not_detected
+failon 1 "inquest: --fail-on host-memory-oom=confirmed: host-memory-oom is confirmed (exit 1)|" \
+  --fail-on gpu-oom-cascade=inconclusive --fail-on host-memory-oom=confirmed
+# what is wrong with a --fail-on is a usage error, before anything is read or written
+rm -rf "$tmp/fo"
+expect 2 "analyze: --fail-on takes VERDICT or PATTERN=VERDICT, comma-separated; '' has an empty one" "$bin" analyze "$sample" -o "$tmp/fo" --fail-on ''
+expect 2 "analyze: --fail-on takes VERDICT or PATTERN=VERDICT, comma-separated; 'confirmed,' has an empty one" "$bin" analyze "$sample" -o "$tmp/fo" --fail-on confirmed,
+expect 2 "analyze: --fail-on: no pattern 'gpu-oom-cascad'; did you mean 'gpu-oom-cascade'?" "$bin" analyze "$sample" -o "$tmp/fo" --fail-on gpu-oom-cascad=confirmed
+expect 2 "analyze: --fail-on: pattern 'host-memory-oom' has no verdict 'oom_no_cascade' (its verdicts: confirmed, not_detected, inconclusive)" \
+  "$bin" analyze "$sample" -o "$tmp/fo" --fail-on host-memory-oom=oom_no_cascade
+expect 2 "analyze: --fail-on: no pattern has a verdict 'confirmd'; did you mean 'confirmed'?" "$bin" analyze "$sample" -o "$tmp/fo" --fail-on confirmd
+[ ! -e "$tmp/fo" ] && ok || ko "a --fail-on usage error created the output folder"
+
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -55,7 +55,11 @@ struct iq_walk_opts {
 	int64_t max_member_bytes; /* decompressed bytes per member; 0 = 8 GiB */
 	int64_t max_total_bytes;  /* decompressed bytes in all; 0 = 64 GiB */
 	iq_problem_fn problem;    /* may be NULL */
-	void *u;                  /* passed to both callbacks */
+	/* Called every MiB or so with the bytes read of the bundle as stored
+	 * (compressed), and its size (-1 unknown: a directory, a pipe); for a
+	 * progress line. May be NULL. */
+	void (*progress)(int64_t read, int64_t total, void *u);
+	void *u;                  /* passed to the callbacks */
 };
 
 /* Walks the bundle at path, calling fn for every regular file inside, in

@@ -45,6 +45,11 @@ struct walk {
 	unsigned char *scratch; /* BLOCK bytes for skipping, made when needed */
 	struct archive *gz_a;   /* the reader fed by struct gunzip, if any */
 	struct gunzip *gz;      /* and that gunzip */
+	/* progress: the file of the bundle being read (a bundle file, or a
+	 * file of a bundle directory), the bytes of those before it, the
+	 * bundle's size (-1 unknown), and w->total when last told */
+	int outer_fd;
+	int64_t outer_base, outer_total, noted;
 };
 
 enum { ST_OPEN, ST_END, ST_OVER, ST_ERR };
@@ -289,6 +294,25 @@ static void problem(struct walk *w, int kind, const char *path, const char *fmt,
 	w->o->problem(path, msg, kind, w->o->u);
 }
 
+/* Tells opts->progress how far the bundle is read: where the file being
+ * read is, after the bytes of the files before it. */
+static void tell_progress(struct walk *w)
+{
+	if (!w->o || !w->o->progress)
+		return;
+	off_t pos = w->outer_fd >= 0 ? lseek(w->outer_fd, 0, SEEK_CUR) : 0;
+	w->noted = w->total;
+	w->o->progress(w->outer_base + (pos > 0 ? (int64_t)pos : 0), w->outer_total, w->o->u);
+}
+
+/* Counts n decompressed bytes read; tells the progress every MiB. */
+static void count_bytes(struct walk *w, int64_t n)
+{
+	w->total += n;
+	if (w->total - w->noted >= (1 << 20))
+		tell_progress(w);
+}
+
 static const char *arc_error(struct archive *a)
 {
 	const char *s = archive_error_string(a);
@@ -471,7 +495,7 @@ static ssize_t stream_read(struct stream *s, void *buf, size_t n, int pull,
 		}
 	}
 	s->got += r;
-	w->total += r;
+	count_bytes(w, r);
 	return r;
 }
 
@@ -631,7 +655,7 @@ static void skip_entry(struct walk *w, struct archive *a, const char *path)
 		r = archive_read_data(a, w->scratch, room < BLOCK ? (size_t)room : BLOCK);
 		if (r <= 0)
 			return; /* an error shows again at the next header */
-		w->total += r;
+		count_bytes(w, r);
 	}
 }
 
@@ -845,7 +869,11 @@ static void walk_file(struct walk *w, int fd, const char *path, const struct sta
 	s.fd = fd;
 	s.size = st->st_size;
 	s.mtime = (int64_t)st->st_mtim.tv_sec * IQ_NS_PER_SEC + st->st_mtim.tv_nsec;
+	w->outer_fd = fd;
 	walk_stream(w, &s, inner_depth);
+	w->outer_fd = -1;
+	w->outer_base += st->st_size;
+	tell_progress(w);
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -963,6 +991,8 @@ int iq_bundle_walk(const char *path, const struct iq_walk_opts *opts,
 							   : DEFAULT_MEMBER_BYTES;
 	w.max_total = opts && opts->max_total_bytes > 0 ? opts->max_total_bytes
 							 : DEFAULT_TOTAL_BYTES;
+	w.outer_fd = -1;
+	w.outer_total = -1;
 
 	if (stat(path, &st) != 0) {
 		ret = iq_diag_set(d, IQ_ERR_INPUT, "cannot open '%s': %s", path, strerror(errno));
@@ -985,6 +1015,7 @@ int iq_bundle_walk(const char *path, const struct iq_walk_opts *opts,
 					  strerror(errno));
 			goto out;
 		}
+		w.outer_total = st.st_size;
 		walk_file(&w, fd, name, &st, 0);
 	} else {
 		ret = iq_diag_set(d, IQ_ERR_INPUT,

@@ -168,6 +168,24 @@ struct iq_ruleset;
  * analyze, ingest and detect refuse a pack that rules lint rejects. */
 int iq_rules_load_checked(struct iq_ruleset *rs, const char *const *paths, int npaths);
 
+/* The progress line of ingest and analyze (progress.c): on stderr, only
+ * when it is a terminal and not --quiet; redrawn in place. */
+struct iq_progress {
+	int on;         /* drawing at all */
+	double t0;      /* when the run began */
+	double last;    /* when the line was last drawn */
+	int64_t total;  /* bytes of the bundle being read, -1 unknown */
+	size_t shown;   /* characters on the line now, 0: none */
+};
+void iq_progress_init(struct iq_progress *p, int quiet);
+/* Redraws the line (at most five times a second unless force): bytes
+ * read of p->total, files, records, seconds. p may be NULL. */
+void iq_progress_tick(struct iq_progress *p, int64_t bytes, long files, long records, int force);
+/* Shows what the run is doing now ("detecting"). */
+void iq_progress_note(struct iq_progress *p, const char *what);
+/* Wipes the line, before other output or at the end. */
+void iq_progress_clear(struct iq_progress *p);
+
 /* Maps an iq_err to the exit status. */
 int iq_exit_of(int err);
 

@@ -230,12 +230,15 @@ int iq_cmd_analyze(const struct iq_args *a)
 	iq_rules_init(&rs);
 	char dbtmp[4096], dbpath[4096], fpath[4096], mpath[4096];
 	struct iq_ingest_opts io;
+	struct iq_progress pg;
 	iq_ingest_opts_init(&io);
 
 	if (!lang)
 		lang = "en";
 	if (iq_ingest_args(a, &io))
 		return IQ_EXIT_USAGE;
+	iq_progress_init(&pg, quiet);
+	io.progress = &pg;
 	for (int i = 0; i < nb; i++) {
 		if (access(bundles[i], R_OK) != 0) {
 			iq_errorf("cannot open '%s': %s", bundles[i], strerror(errno));
@@ -277,7 +280,9 @@ int iq_cmd_analyze(const struct iq_args *a)
 	if (rc)
 		goto out; /* interrupted too: the outputs of a previous run stay */
 	double t0 = iq_wall_seconds();
+	iq_progress_note(&pg, "detecting and writing the postmortem");
 	if (iq_detect(s, &rs, &d)) {
+		iq_progress_clear(&pg);
 		iq_errorf("%s", d.msg);
 		rc = IQ_EXIT_INTERNAL;
 		goto out;
@@ -285,11 +290,13 @@ int iq_cmd_analyze(const struct iq_args *a)
 	times.detect_s = iq_wall_seconds() - t0;
 	t0 = iq_wall_seconds();
 	if (!(doc = iq_report_build(s, &d))) {
+		iq_progress_clear(&pg);
 		iq_errorf("%s", d.msg);
 		rc = IQ_EXIT_INTERNAL;
 		goto out;
 	}
 	if (iq_interrupted()) {
+		iq_progress_clear(&pg);
 		iq_errorf("interrupted; no output written, rerun to finish");
 		rc = IQ_EXIT_INTERRUPTED;
 		goto out;
@@ -311,6 +318,7 @@ int iq_cmd_analyze(const struct iq_args *a)
 		rc = IQ_EXIT_INPUT;
 		goto out;
 	}
+	iq_progress_clear(&pg);
 	if (!quiet) {
 		size_t i;
 		json_t *p;
@@ -328,6 +336,7 @@ int iq_cmd_analyze(const struct iq_args *a)
 	if (rc == IQ_EXIT_OK && incomplete)
 		rc = IQ_EXIT_INCOMPLETE;
 out:
+	iq_progress_clear(&pg);
 	if (s) {
 		iq_store_close(s);
 		remove_db(dbtmp);

@@ -72,6 +72,7 @@ int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int
 		struct iq_diag d = {{0}};
 		long known = st.files_known, already = st.files_already;
 		rc = iq_ingest_bundle(s, rs, bundles[i], o, &st, &d);
+		iq_progress_clear(o->progress);
 		if (rc == IQ_ERR_INTR)
 			break;
 		if (rc) {
@@ -201,11 +202,14 @@ int iq_cmd_ingest(const struct iq_args *a)
 	const char *db = iq_arg(a, "--db");
 	int rc, stats = iq_arg_has(a, "--stats");
 	struct iq_ingest_opts io;
+	struct iq_progress pg;
 	struct iq_stage_times times = {0};
 	double wall0 = iq_wall_seconds();
 	iq_ingest_opts_init(&io);
 	if (iq_ingest_args(a, &io))
 		return IQ_EXIT_USAGE;
+	iq_progress_init(&pg, io.quiet);
+	io.progress = &pg;
 	struct iq_ruleset rs;
 	iq_rules_init(&rs);
 	if (stats)

@@ -29,7 +29,7 @@ static const struct iq_opt o_lang = {
 	"--lang", NULL, NULL, "en|tr", 0, "The language of the postmortem (default en)."};
 static const struct iq_opt o_quiet = {
 	"--quiet", "-q", NULL, NULL, 0,
-	"No summary and no warnings, but those saying that data was lost or cut (a damaged or "
+	"No progress line, no summary and no warnings, but those saying that data was lost or cut (a damaged or "
 	"truncated archive, a file read only in part, a size limit reached): they are always "
 	"printed."};
 static const struct iq_opt o_stats = {
@@ -207,7 +207,9 @@ static const struct iq_command commands[] = {
 	 "Prints each pattern's verdict and where the outputs are.\n"
 	 "A bundle cut short or damaged is read as far as it goes: the files before the damage are "
 	 "analysed, warnings say what was lost (even with --quiet), the coverage section of the "
-	 "postmortem says where the bundle broke, and the exit status is 5. SIGINT/SIGTERM stop the run with exit 130 and "
+	 "postmortem says where the bundle broke, and the exit status is 5. On a terminal a "
+	 "progress line on stderr shows the bytes read of the bundle's size, the files, records "
+	 "and time; it is never drawn when stderr is not a terminal. SIGINT/SIGTERM stop the run with exit 130 and "
 	 "leave the previous outputs in DIR as they were."},
 	{"ingest", iq_cmd_ingest, "BUNDLE...", 1, -1, IQ_ARGS_FILES, NULL, ingest_opts,
 	 "parse bundles into a database only",
@@ -216,7 +218,8 @@ static const struct iq_command commands[] = {
 	 "half-read is read again from the start. A file with the same bytes as one read before, "
 	 "and no node, namespace, pod or container that differs (kubelet's "
 	 "/var/log/containers/*.log copied by a collector that followed the links), is counted "
-	 "once: the copy gets status duplicate, naming the original. SIGINT/SIGTERM commit the "
+	 "once: the copy gets status duplicate, naming the original. The progress line, --quiet "
+	 "and exit 5 are those of analyze. SIGINT/SIGTERM commit the "
 	 "files read so far and exit 130; a rerun reads the file that was cut and the rest."},
 	{"detect", iq_cmd_detect, "", 0, 0, IQ_ARGS_NONE, NULL, detect_opts,
 	 "run the rule packs over a database",

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,6 +119,11 @@ struct pipe {
 	const struct iq_scope *scope; /* NULL: keep everything */
 	struct seen_set *seen;      /* the writer's */
 	double walk_cpu_s;
+	/* the progress line (NULL: none), drawn by the writer from the
+	 * walker's position (read_bytes of read_total, under the lock) */
+	struct iq_progress *progress;
+	struct iq_ingest_stats *st;
+	int64_t read_bytes, read_total;
 };
 
 static void lock(struct pipe *p)
@@ -161,6 +167,13 @@ static void wait_change(struct pipe *p, enum role role)
 		t.tv_nsec -= 1000000000L;
 	}
 	pthread_cond_timedwait(&p->cv[role_index(role)], &p->mu, &t);
+	/* a writer waiting long (a big member skipped, a slow parser) still
+	 * shows that the walker moves */
+	if (role == WRITER && p->progress) {
+		p->progress->total = p->read_total;
+		iq_progress_tick(p->progress, p->read_bytes, p->st->files + p->st->files_already,
+				 p->st->records, 0);
+	}
 	if (iq_interrupted() && !p->abort) {
 		p->abort = 1;
 		wake(p, EVERYONE);
@@ -243,6 +256,27 @@ static int cmp_done(const void *key, const void *elem)
 }
 
 /* ---- the walker ---- */
+
+static void walk_progress(int64_t read, int64_t total, void *u)
+{
+	struct pipe *p = u;
+	lock(p);
+	p->read_bytes = read;
+	p->read_total = total;
+	unlock(p);
+}
+
+/* The progress line, from the writer (the lock not held). */
+static void progress_tick(struct pipe *p, int force)
+{
+	if (!p->progress)
+		return;
+	lock(p);
+	int64_t read = p->read_bytes;
+	p->progress->total = p->read_total;
+	unlock(p);
+	iq_progress_tick(p->progress, read, p->st->files + p->st->files_already, p->st->records, force);
+}
 
 static void walk_problem(const char *path, const char *msg, int kind, void *u)
 {
@@ -767,10 +801,12 @@ static void seen_release(struct seen_set *ss)
 	free(ss->v);
 }
 
-static void warn_escaped(int quiet, const char *path, long line, const char *msg, const char *tail)
+static void warn_escaped(struct pipe *p, int quiet, const char *path, long line, const char *msg,
+			 const char *tail)
 {
 	if (quiet)
 		return;
+	iq_progress_clear(p->progress);
 	char esc[1024], emsg[1024];
 	iq_escape_display(esc, sizeof esc, path, strlen(path));
 	iq_escape_display(emsg, sizeof emsg, msg, strlen(msg));
@@ -887,7 +923,7 @@ static int write_file(struct pipe *p, struct iq_store *s, struct job *j, int qui
 		char tail[64];
 		snprintf(tail, sizeof tail, " (read stopped after %lld bytes)", (long long)j->bytes);
 		/* data lost: said even with --quiet */
-		warn_escaped(0, j->path, 0, j->read_msg, tail);
+		warn_escaped(p, 0, j->path, 0, j->read_msg, tail);
 		st->lost++;
 	} else if (!j->f) {
 		status = j->bytes == 0 ? "empty"
@@ -905,6 +941,7 @@ static int write_file(struct pipe *p, struct iq_store *s, struct job *j, int qui
 			batch_put(p, b);
 			if (rc)
 				return rc;
+			progress_tick(p, 0);
 		}
 		lock(p);
 		int abort = p->abort;
@@ -922,7 +959,7 @@ static int write_file(struct pipe *p, struct iq_store *s, struct job *j, int qui
 			snprintf(tail, sizeof tail, " (read stopped; %ld lines kept)", j->fs.lines_read);
 			/* a read error lost the rest of the file: said even with --quiet */
 			int lost = j->read_err || j->head_err;
-			warn_escaped(quiet && !lost, j->path, j->fs.lines_read, error, tail);
+			warn_escaped(p, quiet && !lost, j->path, j->fs.lines_read, error, tail);
 			st->lost += lost;
 		} else if (j->cut) {
 			/* the walker has a problem row saying which limit */
@@ -1014,7 +1051,8 @@ static void on_limit_hit(void *u, const struct iq_limit_hit *h)
 
 /* Warns at each regex that hit a limit and stores a problem under its
  * pack's file, so the coverage shows the lines it could not decide. */
-static int report_limits(struct iq_store *s, struct limit_set *ls, int quiet)
+static int report_limits(struct iq_store *s, struct limit_set *ls, int quiet,
+			 struct iq_progress *progress)
 {
 	int rc = 0;
 	for (size_t i = 0; i < ls->n && !rc; i++) {
@@ -1025,6 +1063,7 @@ static int report_limits(struct iq_store *s, struct limit_set *ls, int quiet)
 			 a->first, a->first[0] ? ")" : "");
 		if (!quiet) {
 			char esc[1500];
+			iq_progress_clear(progress);
 			iq_escape_display(esc, sizeof esc, msg, strlen(msg));
 			fprintf(stderr, "%s:%d:%d: warning: %s\n", a->file, a->line, a->col, esc);
 		}
@@ -1059,6 +1098,15 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 	p.bundle = base_name(path);
 	p.wo.problem = walk_problem;
 	p.wo.u = &p;
+	p.progress = io->progress;
+	p.st = st;
+	p.read_total = -1;
+	if (io->progress) {
+		struct stat bst;
+		p.wo.progress = walk_progress;
+		if (stat(path, &bst) == 0 && S_ISREG(bst.st_mode))
+			p.read_total = bst.st_size;
+	}
 	p.wo.max_member_bytes = io->max_member_bytes;
 	p.wo.max_total_bytes = io->max_bundle_bytes;
 	p.timing = io->timing != NULL;
@@ -1123,7 +1171,7 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 		}
 		if (j->kind == JOB_PROBLEM) {
 			/* --quiet keeps the ones that say data was lost or cut */
-			warn_escaped(io->quiet && j->problem_kind == IQ_PROBLEM_SKIPPED, j->path, 0, j->msg, "");
+			warn_escaped(&p, io->quiet && j->problem_kind == IQ_PROBLEM_SKIPPED, j->path, 0, j->msg, "");
 			st->lost += j->problem_kind == IQ_PROBLEM_LOST;
 			st->cut += j->problem_kind == IQ_PROBLEM_CUT;
 			rc = iq_store_problem(s, j->path, j->msg);
@@ -1145,6 +1193,7 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 		wake(&p, rc ? EVERYONE : WALKER);
 		unlock(&p);
 		job_free(j);
+		progress_tick(&p, 0);
 	}
 	if (rc) {
 		lock(&p);
@@ -1156,6 +1205,8 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 		pthread_join(walker, NULL);
 	for (int i = 0; i < nstarted; i++)
 		pthread_join(ws[i].tid, NULL);
+	/* the bundle's last state stays on the line until the caller clears it */
+	progress_tick(&p, 1);
 	/* regexes that hit a PCRE2 limit in this bundle: the lines they could
 	 * not decide are a gap in the coverage */
 	for (int i = 0; i < nparsers; i++) {
@@ -1163,7 +1214,7 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 		iq_rules_limit_hits(ws[i].rs, on_limit_hit, &limits, 1);
 	}
 	if (rc != IQ_ERR_DB) {
-		int lrc = report_limits(s, &limits, io->quiet);
+		int lrc = report_limits(s, &limits, io->quiet, io->progress);
 		if (!rc)
 			rc = lrc;
 	}

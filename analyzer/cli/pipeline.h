@@ -54,6 +54,7 @@ struct iq_ingest_opts {
 	struct iq_scope scope;     /* since/until IQ_TIME_NONE when not given */
 	int scoped;                /* any part of scope given */
 	int tz_given;              /* --tz named the zone of zone-less times */
+	struct iq_progress *progress; /* the progress line, NULL: none */
 };
 
 /* Reads every file of the bundle at path into s, tagging records with the

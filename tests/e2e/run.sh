@@ -9,6 +9,7 @@ sh tests/e2e/errors.sh "$bin" || status=1
 sh tests/e2e/docs.sh "$bin" || status=1
 sh tests/e2e/cli.sh "$bin" || status=1
 sh tests/e2e/completion.sh "$bin" || status=1
+python3 tests/e2e/progress.py "$bin" || status=1
 sh tests/e2e/rules.sh "$bin" || status=1
 sh tests/e2e/report.sh "$bin" || status=1
 python3 tests/e2e/check_sample.py "$bin" || status=1

@@ -149,12 +149,19 @@ static const struct iq_opt *const timeline_opts[] = {
 
 static const struct iq_opt o_db_query = {
 	"--db", NULL, "FILE", NULL, IQ_OPT_FILE,
-	"The database (inquest.db of an analyze output folder), opened read-only."};
+	"The database (inquest.db of an analyze output folder), opened read-only. Needed to run "
+	"SQL."};
 static const struct iq_opt o_format_query = {
 	"--format", NULL, NULL, "table|csv|json", 0,
-	"table (the default): a header and one row a line, columns separated by tabs; csv; json: "
-	"an array of objects."};
-static const struct iq_opt *const query_opts[] = {&o_db_query, &o_format_query, NULL};
+	"table (the default): a header and one row a line, columns aligned on a terminal and "
+	"separated by tabs when piped; csv; json: an array of objects."};
+static const struct iq_opt o_schema = {
+	"--schema", NULL, NULL, NULL, 0,
+	"List the tables and views with their columns, types and what the schema's comments "
+	"(schema/001_core.sql) say of them; with a TABLE, only that one. With --db, those of that "
+	"database; without, those built into inquest. --format csv or json gives them as rows "
+	"(name, kind, type, comment)."};
+static const struct iq_opt *const query_opts[] = {&o_db_query, &o_format_query, &o_schema, NULL};
 
 /* ---- parse ---- */
 
@@ -233,10 +240,12 @@ static const struct iq_command commands[] = {
 	 "the merged timeline, filtered",
 	 "The merged timeline in time order: the records that matched a signal (every record with "
 	 "--all), filtered by time window, namespace, node, pod or signal."},
-	{"query", iq_cmd_query, "SQL", 0, 1, IQ_ARGS_NONE, NULL, query_opts,
+	{"query", iq_cmd_query, "[SQL | TABLE]", 0, 1, IQ_ARGS_NONE, NULL, query_opts,
 	 "read-only SQL over a database",
 	 "Run read-only SQL against a database and print the rows. The connection is read-only and "
-	 "an authorizer refuses anything but reading."},
+	 "an authorizer refuses anything but reading; the pragmas that only read are allowed "
+	 "(PRAGMA table_info(records), pragma_table_info('records'), index_list, table_list). "
+	 "--schema [TABLE] describes the tables and views instead."},
 	{"sniff", iq_cmd_sniff, "FILE...", 1, -1, IQ_ARGS_FILES, NULL, no_opts,
 	 "which format each file is, and why",
 	 "Say which format each file, or each member of an archive, is, and why: "

@@ -77,5 +77,37 @@ expect 2 "analyze: --fail-on: pattern 'host-memory-oom' has no verdict 'oom_no_c
 expect 2 "analyze: --fail-on: no pattern has a verdict 'confirmd'; did you mean 'confirmed'?" "$bin" analyze "$sample" -o "$tmp/fo" --fail-on confirmd
 [ ! -e "$tmp/fo" ] && ok || ko "a --fail-on usage error created the output folder"
 
+# --- query ----------------------------------------------------------------------
+"$bin" analyze "$sample" -o "$tmp/s" -q || ko "analyze the sample: exit $?"
+db=$tmp/s/inquest.db
+expect 2 "query: --db FILE is required: the database to query" "$bin" query "SELECT 1"
+expect 2 "query: needs the SQL to run" "$bin" query --db "$db"
+# the pragmas that only read are allowed, in both spellings
+expect 0 "" "$bin" query --db "$db" "PRAGMA table_info(files)"
+grep -q "^2	bundle	TEXT	1	NULL	0$" "$tmp/out" && ok || ko "PRAGMA table_info(files): $(head -3 "$tmp/out")"
+expect 0 "" "$bin" query --db "$db" --format csv "SELECT name FROM pragma_table_info('records') WHERE pk = 1"
+[ "$(cat "$tmp/out")" = "$(printf 'name
+id')" ] && ok || ko "pragma_table_info('records'): $(cat "$tmp/out")"
+expect 0 "" "$bin" query --db "$db" "PRAGMA index_list(records)"
+expect 0 "" "$bin" query --db "$db" "PRAGMA user_version"
+# and the ones that write are not
+expect 2 "not authorized" "$bin" query --db "$db" "PRAGMA user_version = 7"
+expect 2 "not authorized" "$bin" query --db "$db" "PRAGMA writable_schema = 1"
+expect 2 "not authorized" "$bin" query --db "$db" "PRAGMA journal_mode = DELETE"
+# --schema: the tables and views with the schema's comments, with or without a database
+expect 0 "" "$bin" query --schema
+grep -q "^files (table): One row per file of the bundle" "$tmp/out" && grep -q "^timeline (view): Every record with its file" "$tmp/out" \
+  && grep -q "^  bytes            INTEGER                      decompressed bytes read$" "$tmp/out" && ok || ko "query --schema: $(head -3 "$tmp/out")"
+expect 0 "" "$bin" query --db "$db" --schema http_upstreams
+[ "$(grep -c '^  [a-z]' "$tmp/out")" = 5 ] && grep -q "^  attempt          INTEGER PRIMARY KEY NOT NULL 0, 1, ... in the order tried$" "$tmp/out" \
+  && ! grep -q "^files" "$tmp/out" && ok || ko "query --schema http_upstreams: $(cat "$tmp/out")"
+expect 0 "" "$bin" query --schema --format csv meta
+[ "$(cat "$tmp/out")" = "$(printf 'name,kind,type,comment
+meta,table,,"Key/value facts about the database: schema version, tool version, bundles ingested."
+meta.key,column,TEXT PRIMARY KEY NOT NULL,
+meta.value,column,TEXT,')" ] \
+  && ok || ko "query --schema --format csv meta: $(cat "$tmp/out")"
+expect 2 "query: --schema: no table or view 'file'; did you mean 'files'?" "$bin" query --schema file
+
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""progress.py BIN: the progress line of analyze and ingest. Under a
-pseudo-terminal (Python's pty module, as a terminal would be) it is drawn
-on stderr, redrawn in place with carriage returns, shows the bytes read of
-the bundle's size, the files, the records and the time, ends with the
-bundle's totals and is wiped before anything else is printed; piped, or
-with --quiet, it is never drawn."""
+"""terminal.py BIN: what inquest does on a terminal and not on a pipe,
+run under a pseudo-terminal (Python's pty module, as a terminal would be).
+The progress line of analyze and ingest is drawn on stderr, redrawn in
+place with carriage returns, shows the bytes read of the bundle's size, the
+files, the records and the time, ends with the bundle's totals and is wiped
+before anything else is printed; piped, or with --quiet, it is never drawn.
+query's table has its columns aligned on a terminal, tab-separated on a
+pipe."""
 import os
 import pty
 import re
@@ -26,10 +28,13 @@ def check(cond, what):
         print("FAIL: " + what)
 
 
-def on_pty(args):
-    """Runs BIN args with stderr on a pseudo-terminal; (exit, stderr bytes)."""
+def on_pty(args, stream="stderr"):
+    """Runs BIN args with stderr (or stdout) on a pseudo-terminal; (exit,
+    what it wrote there)."""
     master, slave = pty.openpty()
-    p = subprocess.Popen([BIN] + args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+    where = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    where[stream] = slave
+    p = subprocess.Popen([BIN] + args, stdin=subprocess.DEVNULL, **where)
     os.close(slave)
     out = b""
     while True:
@@ -80,5 +85,14 @@ with tempfile.TemporaryDirectory() as tmp:
           and r.stderr.count(b"\n") == 1 and SUMMARY.search(r.stderr) is not None,
           "piped analyze: exit %d, stderr %r" % (r.returncode, r.stderr[:300]))
 
-print("progress: %d passed, %d failed" % (passed, failed))
+    # query: aligned on a terminal (numbers to the right), tabs on a pipe
+    db = os.path.join(tmp, "a", "inquest.db")
+    sql = "SELECT format, count(*) AS files FROM files WHERE format IN ('cri', 'kernel') GROUP BY format ORDER BY format"
+    rc, out = on_pty(["query", "--db", db, sql], "stdout")
+    want = b"format  files\r\n------  -----\r\ncri        17\r\nkernel      3\r\n"
+    check(rc == 0 and out == want, "query on a terminal: exit %d, %r, expected %r" % (rc, out, want))
+    r = subprocess.run([BIN, "query", "--db", db, sql], capture_output=True)
+    check(r.returncode == 0 and r.stdout == b"format\tfiles\ncri\t17\nkernel\t3\n", "query piped: %r" % r.stdout)
+
+print("terminal: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../report/report.h"
+#include "../rules/rules.h"
 #include "../store/store.h"
 #include "cli.h"
 
@@ -62,6 +63,68 @@ static int parse_limit(const struct iq_args *a, long *limit)
 		return IQ_EXIT_USAGE;
 	}
 	return 0;
+}
+
+/* The signal ids a --tag may name: those the database holds matches of,
+ * and those of the packs built in (a signal that matched nothing is
+ * known, its timeline empty). Adds them to ids (caller frees each). */
+static void known_signals(struct iq_store *s, char ***ids, size_t *n)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT DISTINCT signal FROM signal_matches", -1, &q, NULL) ==
+	    SQLITE_OK) {
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			*ids = iq_xrealloc(*ids, (*n + 1) * sizeof **ids);
+			(*ids)[(*n)++] = iq_xstrdup((const char *)sqlite3_column_text(q, 0));
+		}
+		sqlite3_finalize(q);
+	}
+	struct iq_ruleset rs;
+	struct iq_diag d = {{0}};
+	iq_rules_init(&rs);
+	if (iq_rules_load_builtin(&rs, &d) == 0)
+		for (size_t i = 0; i < rs.nshared + rs.npacks; i++) {
+			const struct iq_pack *p = i < rs.nshared ? rs.shared[i] : rs.packs[i - rs.nshared];
+			for (int sec = 0; sec < IQ_SEC_COUNT; sec++)
+				for (size_t j = 0; j < iq_pack_section_count(p, (enum iq_section)sec); j++) {
+					*ids = iq_xrealloc(*ids, (*n + 1) * sizeof **ids);
+					(*ids)[(*n)++] = iq_xstrdup(
+						iq_signal_id(iq_pack_section_signal(p, (enum iq_section)sec, j)));
+				}
+		}
+	iq_rules_release(&rs);
+}
+
+/* An unknown --tag is a usage error, with the closest known signal;
+ * a known one that matched nothing is said on stderr. 0 or the status. */
+static int check_tag(const struct iq_args *a, struct iq_store *s, const char *tag)
+{
+	char **ids = NULL;
+	size_t n = 0, in_db = 0;
+	int known = 0, rc = 0;
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT count(*) FROM signal_matches WHERE signal = ?1", -1, &q,
+			       NULL) == SQLITE_OK) {
+		sqlite3_bind_text(q, 1, tag, -1, SQLITE_STATIC);
+		if (sqlite3_step(q) == SQLITE_ROW)
+			in_db = (size_t)sqlite3_column_int64(q, 0);
+		sqlite3_finalize(q);
+	}
+	known_signals(s, &ids, &n);
+	for (size_t i = 0; i < n; i++)
+		known |= strcmp(ids[i], tag) == 0;
+	if (!known) {
+		const char *sug = iq_suggest(tag, (const char *const *)ids, n);
+		iq_usage_error(a->cmd, "--tag: no signal '%s'%s%s%s (inquest rules list shows them)", tag,
+			       sug ? "; did you mean '" : "", sug ? sug : "", sug ? "'?" : "");
+		rc = IQ_EXIT_USAGE;
+	} else if (!in_db) {
+		iq_errorf("timeline: no record of this database matched signal '%s'", tag);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	return rc;
 }
 
 /* Narrows [*since, *until] (IQ_TIME_NONE: not given) to the incident
@@ -135,6 +198,11 @@ int iq_cmd_timeline(const struct iq_args *a)
 	if (f.window && window_bounds(s, &since, &until)) {
 		iq_store_close(s);
 		return IQ_EXIT_INPUT;
+	}
+	int trc = f.tag ? check_tag(a, s, f.tag) : 0;
+	if (trc) {
+		iq_store_close(s);
+		return trc;
 	}
 	sqlite3_stmt *q;
 	const char *sql =

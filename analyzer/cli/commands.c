@@ -127,7 +127,9 @@ static const struct iq_opt o_tl_node = {"--node", NULL, "N", NULL, 0, "Only reco
 static const struct iq_opt o_tl_pod = {"--pod", NULL, "P", NULL, 0, "Only records of pod P."};
 static const struct iq_opt o_tag = {
 	"--tag", NULL, "SIGNAL", NULL, 0,
-	"Only records that matched signal SIGNAL."};
+	"Only records that matched signal SIGNAL. A signal that no pack defines and the database "
+	"does not hold is an error (with the closest known one); one that matched nothing here "
+	"is said on stderr."};
 static const struct iq_opt o_all = {
 	"--all", NULL, NULL, NULL, 0,
 	"Every record in the window, not only those that matched a signal."};
@@ -276,8 +278,12 @@ static const struct iq_command commands[] = {
 	 "words: its regexes and captures, its detector and parameters, the verdict rules."},
 	{"rules match", iq_cmd_rules_match, "FILE...", 1, -1, IQ_ARGS_FILES, NULL, match_opts,
 	 "grep with the packs",
-	 "Grep with the packs: FILE:LINE<TAB>signals<TAB>text for each line of plain files ('-' "
-	 "is stdin) that matches a signal."},
+	 "Grep with the packs: FILE:LINE<TAB>signals<TAB>text for each line that matches a signal. "
+	 "A FILE may be a plain file, '-' (stdin), a directory or an archive as analyze reads them "
+	 "(members are named FILE!member, compressed members are decompressed); lines are matched "
+	 "as text, the way grep or zgrep would. Exit status as grep's: 0 when a line matched, 1 "
+	 "when none did, 2 on an error, such as a file that cannot be read or an archive cut short "
+	 "(4 for a pack with errors)."},
 	{"help", iq_cmd_help, "[COMMAND...]", 0, 2, IQ_ARGS_COMMANDS, NULL, help_opts,
 	 "this help, or a command's",
 	 "Show the commands, or one command's help (as inquest COMMAND --help does)."},
@@ -291,8 +297,10 @@ static const struct iq_command commands[] = {
 static const struct iq_exit_row exits[] = {
 	{IQ_EXIT_OK, "the command did its job, whatever the verdict"},
 	{IQ_EXIT_VERDICT, "--fail-on was given and a pattern reached one of those verdicts (stderr "
-			  "names the pattern and the verdict)"},
-	{IQ_EXIT_USAGE, "usage error (stderr says what is wrong)"},
+			  "names the pattern and the verdict); for rules match, as grep's 1, no line "
+			  "matched"},
+	{IQ_EXIT_USAGE, "usage error (stderr says what is wrong); for rules match, as grep's 2, also "
+			"an input that could not be read whole"},
 	{IQ_EXIT_INPUT, "an input could not be read at all (missing path, unreadable bundle or "
 			"database)"},
 	{IQ_EXIT_RULES, "a rule pack has errors"},

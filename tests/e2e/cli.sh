@@ -109,5 +109,14 @@ meta.value,column,TEXT,')" ] \
   && ok || ko "query --schema --format csv meta: $(cat "$tmp/out")"
 expect 2 "query: --schema: no table or view 'file'; did you mean 'files'?" "$bin" query --schema file
 
+# --- timeline --tag -----------------------------------------------------------
+expect 2 "timeline: --tag: no signal 'nosuchsignal' (inquest rules list shows them)" "$bin" timeline --db "$db" --tag nosuchsignal
+expect 2 "timeline: --tag: no signal 'cuda-om'; did you mean 'cuda-oom'?" "$bin" timeline --db "$db" --tag cuda-om
+# a signal the packs define that matched nothing here: empty, and said
+expect 0 "timeline: no record of this database matched signal 'gpu-xid'" "$bin" timeline --db "$db" --tag gpu-xid
+[ ! -s "$tmp/out" ] && ok || ko "timeline --tag gpu-xid printed rows"
+expect 0 "" "$bin" timeline --db "$db" --tag cuda-oom --format csv
+[ "$(tail -n +2 "$tmp/out" | wc -l)" -gt 0 ] && [ ! -s "$tmp/err" ] && ok || ko "timeline --tag cuda-oom: no rows"
+
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -62,8 +62,10 @@ struct iq_walk_opts {
 	void *u;                  /* passed to the callbacks */
 };
 
-/* Walks the bundle at path, calling fn for every regular file inside, in
- * archive order (directories in sorted name order). Returns 0 when the
+/* Walks the bundle at path ("-": stdin, named "stdin"; a pipe is streamed,
+ * so a zip whose entries only its central directory describes is read as
+ * far as its local headers go), calling fn for every regular file inside,
+ * in archive order (directories in sorted name order). Returns 0 when the
  * bundle was walked (problems inside it go to opts->problem), IQ_ERR_INPUT
  * with d->msg when path cannot be opened or is neither a directory, an
  * archive nor a compressed file, or fn's non-zero result. */

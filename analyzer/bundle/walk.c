@@ -31,6 +31,75 @@
 #define DEFAULT_TOTAL_BYTES ((int64_t)64 << 30)
 #define MAX_HEADER_FAILS 16          /* ARCHIVE_FAILED headers in a row */
 
+/* A bundle read from a pipe (stdin), which cannot seek back: the bytes
+ * read while the walker decides what it is are kept, so that the reader
+ * it picks reads them again from the start. */
+struct pipe_src {
+	int fd;
+	unsigned char *keep; /* bytes read while keeping */
+	size_t nkeep, cap;
+	size_t pos;          /* the next kept byte to hand out */
+	int keeping;
+	int64_t got;         /* bytes read from fd, for the progress */
+	unsigned char buf[64 * 1024]; /* libarchive's reads */
+};
+
+static ssize_t fd_read_all(int fd, void *buf, size_t n)
+{
+	ssize_t r;
+	do
+		r = read(fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+static ssize_t pipe_read(void *u, void *out, size_t n)
+{
+	struct pipe_src *p = u;
+	if (p->pos < p->nkeep) {
+		size_t k = p->nkeep - p->pos < n ? p->nkeep - p->pos : n;
+		memcpy(out, p->keep + p->pos, k);
+		p->pos += k;
+		return (ssize_t)k;
+	}
+	if (!p->keeping && p->keep) {
+		free(p->keep);
+		p->keep = NULL;
+		p->nkeep = p->pos = p->cap = 0;
+	}
+	ssize_t r = fd_read_all(p->fd, out, n);
+	if (r > 0) {
+		p->got += r;
+		if (p->keeping) {
+			if (p->nkeep + (size_t)r > p->cap) {
+				p->cap = (p->nkeep + (size_t)r) * 2;
+				p->keep = iq_xrealloc(p->keep, p->cap);
+			}
+			memcpy(p->keep + p->nkeep, out, (size_t)r);
+			p->nkeep += (size_t)r;
+			p->pos = p->nkeep;
+		}
+	}
+	return r;
+}
+
+static la_ssize_t pipe_la_read(struct archive *a, void *cd, const void **out)
+{
+	struct pipe_src *p = cd;
+	ssize_t r = pipe_read(p, p->buf, sizeof p->buf);
+	if (r < 0) {
+		archive_set_error(a, errno, "read error: %s", strerror(errno));
+		return ARCHIVE_FATAL;
+	}
+	*out = p->buf;
+	return r;
+}
+
+static ssize_t fd_read(void *u, void *buf, size_t n)
+{
+	return fd_read_all(*(int *)u, buf, n);
+}
+
 /* One walk: options with defaults filled in, the byte budget, the result. */
 struct walk {
 	const struct iq_walk_opts *o;
@@ -49,6 +118,7 @@ struct walk {
 	 * file of a bundle directory), the bytes of those before it, the
 	 * bundle's size (-1 unknown), and w->total when last told */
 	int outer_fd;
+	struct pipe_src *outer_pipe; /* or the pipe it is */
 	int64_t outer_base, outer_total, noted;
 };
 
@@ -60,6 +130,7 @@ struct stream {
 	struct walk *w;
 	struct archive *a;
 	int fd;
+	struct pipe_src *pipe; /* fd is a pipe: read through this */
 	const char *path;   /* borrowed from whoever made the stream */
 	int64_t size;
 	int64_t mtime;
@@ -94,7 +165,8 @@ static void problem(struct walk *w, int kind, const char *path, const char *fmt,
  * is not gzip is ignored, as libarchive does. Errors say what libarchive
  * says of the same damage. */
 struct gunzip {
-	int fd;
+	ssize_t (*read)(void *src, void *buf, size_t n); /* the compressed bytes */
+	void *src;
 	int eof;             /* read() returned 0 */
 	int done;            /* the last member has ended */
 	const char *err;     /* an error to report once the bytes before it are out */
@@ -115,10 +187,7 @@ static ssize_t gz_more_input(struct gunzip *g, const char **err)
 	}
 	if (left && g->st.next_in != g->in)
 		memmove(g->in, g->st.next_in, left);
-	ssize_t r;
-	do
-		r = read(g->fd, g->in + left, sizeof g->in - left);
-	while (r < 0 && errno == EINTR);
+	ssize_t r = g->read(g->src, g->in + left, sizeof g->in - left);
 	if (r < 0) {
 		*err = strerror(errno);
 		return -1;
@@ -223,15 +292,18 @@ static la_ssize_t gz_read(struct archive *a, void *cd, const void **out)
 	return r;
 }
 
-/* A gunzip of fd (at offset 0) when the file is a gzip stream whose first
- * bytes inflate to a tar header; NULL otherwise (the caller seeks back and
- * libarchive reads the file itself). */
-static struct gunzip *gz_open_tar(int fd, const unsigned char *peek, size_t plen)
+/* A gunzip of the bytes read gives (from the start of the file) when they
+ * are a gzip stream whose first bytes inflate to a tar header; NULL
+ * otherwise (the caller goes back to the start and libarchive reads the
+ * file itself). */
+static struct gunzip *gz_open_tar(ssize_t (*rd)(void *src, void *buf, size_t n), void *src,
+				  const unsigned char *peek, size_t plen)
 {
 	if (plen < 3 || peek[0] != 0x1f || peek[1] != 0x8b || peek[2] != 8)
 		return NULL;
 	struct gunzip *g = iq_xcalloc(1, sizeof *g);
-	g->fd = fd;
+	g->read = rd;
+	g->src = src;
 	isal_inflate_init(&g->st);
 	g->st.crc_flag = ISAL_GZIP;
 	const char *err = NULL;
@@ -300,7 +372,8 @@ static void tell_progress(struct walk *w)
 {
 	if (!w->o || !w->o->progress)
 		return;
-	off_t pos = w->outer_fd >= 0 ? lseek(w->outer_fd, 0, SEEK_CUR) : 0;
+	off_t pos = w->outer_pipe ? (off_t)w->outer_pipe->got
+		: w->outer_fd >= 0 ? lseek(w->outer_fd, 0, SEEK_CUR) : 0;
 	w->noted = w->total;
 	w->o->progress(w->outer_base + (pos > 0 ? (int64_t)pos : 0), w->outer_total, w->o->u);
 }
@@ -389,16 +462,11 @@ static ssize_t source_read(struct stream *s, void *buf, size_t n)
 {
 	if (s->a)
 		return entry_read(s, buf, n);
-	for (;;) {
-		ssize_t r = read(s->fd, buf, n);
-		if (r >= 0)
-			return r;
-		if (errno != EINTR) {
-			s->state = ST_ERR;
-			return iq_diag_set(&s->err, IQ_ERR_INPUT, "read error: %s",
-					   strerror(errno));
-		}
-	}
+	ssize_t r = s->pipe ? pipe_read(s->pipe, buf, n) : fd_read_all(s->fd, buf, n);
+	if (r >= 0)
+		return r;
+	s->state = ST_ERR;
+	return iq_diag_set(&s->err, IQ_ERR_INPUT, "read error: %s", strerror(errno));
 }
 
 /* Reads the first bytes into s->peek; they are handed out first later. A
@@ -788,6 +856,11 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth)
 
 	fill_peek(s);
 	if (!nested_magic(s->peek, s->plen)) {
+		if (s->pipe) {
+			/* handed out from the peek: not again from what was kept */
+			s->pipe->keeping = 0;
+			s->pipe->pos = s->pipe->nkeep;
+		}
 		deliver(w, s);
 		goto out;
 	}
@@ -800,14 +873,29 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth)
 		problem(w, IQ_PROBLEM_LOST, s->path, "out of memory: not opened");
 		goto out;
 	}
-	if (!s->a) {
+	if (s->pipe) {
+		/* a pipe: read again from the start, what was kept first; the
+		 * formats that seek (zip's central directory, 7z's header)
+		 * are read as far as they stream */
+		s->pipe->pos = 0;
+		g = gz_open_tar(pipe_read, s->pipe, s->peek, s->plen);
+		if (g) {
+			r = archive_read_open(a, g, NULL, gz_read, NULL);
+			w->gz_a = a;
+			w->gz = g;
+		} else {
+			s->pipe->pos = 0;
+			r = archive_read_open(a, s->pipe, NULL, pipe_la_read, NULL);
+		}
+		s->pipe->keeping = 0;
+	} else if (!s->a) {
 		/* a file: libarchive reads it itself, seeking where the format
 		 * wants to (zip's central directory, 7z's header) */
 		if (lseek(s->fd, 0, SEEK_SET) != 0) {
 			problem(w, IQ_PROBLEM_LOST, s->path, "cannot seek: %s", strerror(errno));
 			goto out;
 		}
-		g = gz_open_tar(s->fd, s->peek, s->plen);
+		g = gz_open_tar(fd_read, &s->fd, s->peek, s->plen);
 		if (g) {
 			r = archive_read_open(a, g, NULL, gz_read, NULL);
 			w->gz_a = a;
@@ -829,7 +917,7 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth)
 				s->state == ST_ERR ? s->err.msg : arc_error(a));
 		goto out;
 	}
-	if (walk_archive(w, a, s, inner_depth) < 0 && !s->a && !w->stop &&
+	if (walk_archive(w, a, s, inner_depth) < 0 && !s->a && !s->pipe && !w->stop &&
 	    s->plen >= 4 && memcmp(s->peek, "PK\x03\x04", 4) == 0) {
 		/* A zip whose central directory is damaged: its entries
 		 * still have their local headers, which the streaming zip
@@ -874,6 +962,25 @@ static void walk_file(struct walk *w, int fd, const char *path, const struct sta
 	w->outer_fd = -1;
 	w->outer_base += st->st_size;
 	tell_progress(w);
+}
+
+/* The bundle on stdin when it is a pipe, named path: streamed, as far as
+ * each format can be without seeking. */
+static void walk_pipe(struct walk *w, int fd, const char *path)
+{
+	struct pipe_src *p = iq_xcalloc(1, sizeof *p);
+	struct stream s;
+	p->fd = fd;
+	p->keeping = 1;
+	stream_init(&s, w, path);
+	s.fd = fd;
+	s.pipe = p;
+	w->outer_pipe = p;
+	walk_stream(w, &s, 0);
+	tell_progress(w);
+	w->outer_pipe = NULL;
+	free(p->keep);
+	free(p);
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -994,6 +1101,20 @@ int iq_bundle_walk(const char *path, const struct iq_walk_opts *opts,
 	w.outer_fd = -1;
 	w.outer_total = -1;
 
+	if (strcmp(path, "-") == 0) {
+		/* stdin: a file redirected is read as a file, a pipe streamed */
+		if (fstat(STDIN_FILENO, &st) != 0) {
+			ret = iq_diag_set(d, IQ_ERR_INPUT, "cannot read stdin: %s", strerror(errno));
+		} else if (S_ISREG(st.st_mode)) {
+			w.outer_total = st.st_size;
+			walk_file(&w, STDIN_FILENO, "stdin", &st, 0);
+			ret = w.ret;
+		} else {
+			walk_pipe(&w, STDIN_FILENO, "stdin");
+			ret = w.ret;
+		}
+		goto out;
+	}
 	if (stat(path, &st) != 0) {
 		ret = iq_diag_set(d, IQ_ERR_INPUT, "cannot open '%s': %s", path, strerror(errno));
 		goto out;

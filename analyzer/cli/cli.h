@@ -186,6 +186,14 @@ void iq_progress_note(struct iq_progress *p, const char *what);
 /* Wipes the line, before other output or at the end. */
 void iq_progress_clear(struct iq_progress *p);
 
+/* Makes folder dir and its parents as needed (paths.c). 0, IQ_ERR_USAGE
+ * when a file stands where a folder is needed ("'x' is a file, not a
+ * folder"), or IQ_ERR_INPUT; d->msg says which path. */
+int iq_make_dirs(const char *dir, struct iq_diag *d);
+/* The same for the folder a file is to be written in; IQ_ERR_USAGE also
+ * when file itself is a folder. */
+int iq_make_parent(const char *file, struct iq_diag *d);
+
 /* Maps an iq_err to the exit status. */
 int iq_exit_of(int err);
 

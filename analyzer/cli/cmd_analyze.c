@@ -31,9 +31,12 @@ static int render_md(void *u, FILE *f)
 	return iq_render_postmortem(c->doc, c->s, &c->opts, f);
 }
 
-/* "./inquest-<name>" with archive suffixes removed from the bundle name. */
+/* "./inquest-<name>" with archive suffixes removed from the bundle name
+ * ("inquest-stdin" for '-'). */
 static char *default_dir(const char *bundle)
 {
+	if (strcmp(bundle, "-") == 0)
+		bundle = "stdin";
 	size_t n = strlen(bundle);
 	while (n > 1 && bundle[n - 1] == '/')
 		n--;
@@ -240,7 +243,14 @@ int iq_cmd_analyze(const struct iq_args *a)
 	iq_progress_init(&pg, quiet);
 	io.progress = &pg;
 	for (int i = 0; i < nb; i++) {
-		if (access(bundles[i], R_OK) != 0) {
+		if (strcmp(bundles[i], "-") == 0) {
+			for (int k = i + 1; k < nb; k++)
+				if (strcmp(bundles[k], "-") == 0) {
+					iq_usage_error(a->cmd, "'-' (stdin) can be read once, not twice");
+					rc = IQ_EXIT_USAGE;
+					goto out;
+				}
+		} else if (access(bundles[i], R_OK) != 0) {
 			iq_errorf("cannot open '%s': %s", bundles[i], strerror(errno));
 			rc = IQ_EXIT_INPUT;
 			goto out;
@@ -254,8 +264,15 @@ int iq_cmd_analyze(const struct iq_args *a)
 		goto out;
 	if (!dir)
 		dir = dir_alloc = default_dir(bundles[0]);
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-		iq_errorf("cannot create '%s': %s", dir, strerror(errno));
+	struct iq_diag dd = {{0}};
+	int mrc = iq_make_dirs(dir, &dd);
+	if (mrc == IQ_ERR_USAGE) {
+		iq_usage_error(a->cmd, "-o takes the folder to write inquest.db, findings.json and"
+			       " postmortem.md into: %s", dd.msg);
+		rc = IQ_EXIT_USAGE;
+		goto out;
+	} else if (mrc) {
+		iq_errorf("%s", dd.msg);
 		rc = IQ_EXIT_INPUT;
 		goto out;
 	}

@@ -435,14 +435,6 @@ static ssize_t member_more(void *src, char *buf, size_t n, struct iq_diag *d)
 	return iq_member_read(src, buf, n, d);
 }
 
-static ssize_t file_more(void *src, char *buf, size_t n, struct iq_diag *d)
-{
-	size_t got = fread(buf, 1, n, src);
-	if (got == 0 && ferror(src))
-		return iq_diag_set(d, IQ_ERR_INPUT, "read error: %s", strerror(errno));
-	return (ssize_t)got;
-}
-
 /* A file given to match, and how the walker names it (its last path
  * component): members are printed under the name given. */
 struct grep_arg {
@@ -496,21 +488,16 @@ static void grep_problem(const char *path, const char *msg, int kind, void *u)
 	}
 }
 
-/* Greps FILE: stdin for "-", else whatever the walker makes of it (a plain
- * file, a directory, an archive, a compressed file). */
+/* Greps FILE ("-": stdin): whatever the walker makes of it (a plain file,
+ * a directory, an archive, a compressed file). */
 static void grep_path(struct grep *g, const char *path)
 {
-	if (strcmp(path, "-") == 0) {
-		g->name = "-";
-		grep_stream(g, file_more, stdin);
-		return;
-	}
 	char *given = iq_xstrdup(path);
 	size_t n = strlen(given);
 	while (n > 1 && given[n - 1] == '/')
 		given[--n] = '\0';
 	const char *slash = strrchr(given, '/');
-	struct grep_arg ga = {g, given, slash ? slash + 1 : given};
+	struct grep_arg ga = {g, given, strcmp(path, "-") == 0 ? "stdin" : slash ? slash + 1 : given};
 	char *real = NULL;
 	if (strcmp(ga.base, ".") == 0 || strcmp(ga.base, "..") == 0) {
 		/* the walker names "." after the folder it is */

@@ -15,7 +15,7 @@ static const struct iq_opt o_db = {
 	"The database: inquest.db, as analyze writes it into its output folder. Opened read-only."};
 static const struct iq_opt o_db_ingest = {
 	"--db", NULL, "FILE", NULL, IQ_OPT_REQUIRED | IQ_OPT_FILE,
-	"The database to fill. A new one is built as FILE.tmp and renamed to FILE once complete, so "
+	"The database to fill (its folder is created if missing). A new one is built as FILE.tmp and renamed to FILE once complete, so "
 	"a killed first run leaves no half database under the name; an existing one is added to."};
 static const struct iq_opt o_db_detect = {
 	"--db", NULL, "FILE", NULL, IQ_OPT_REQUIRED | IQ_OPT_FILE,
@@ -86,7 +86,8 @@ static const struct iq_opt o_max_bundle = {
 static const struct iq_opt o_out_dir = {
 	"-o", "--out", "DIR", NULL, IQ_OPT_DIR,
 	"Where the outputs go: inquest.db, findings.json, postmortem.md and charts/ (default "
-	"./inquest-<bundle name>/), created if missing. Each output is written "
+	"./inquest-<bundle name>/). Created if missing, with its parents; a file there is an "
+	"error. Each output is written "
 	"under a temporary name and renamed into place, so a second run replaces them whole."};
 static const struct iq_opt o_fail_on = {
 	"--fail-on", NULL, "[PATTERN=]VERDICT[,...]", NULL, IQ_OPT_MANY,
@@ -110,7 +111,7 @@ static const struct iq_opt o_format_report = {
 	"summary for the terminal."};
 static const struct iq_opt o_out_file = {
 	"-o", "--out", "FILE", NULL, IQ_OPT_FILE,
-	"Write to FILE rather than stdout. The Markdown's SVG "
+	"Write to FILE rather than stdout; its folder is created if missing. The Markdown's SVG "
 	"charts go to charts/ beside it (on stdout it carries its Mermaid charts only)."};
 static const struct iq_opt *const report_opts[] = {&o_db, &o_format_report, &o_lang, &o_out_file,
 						    NULL};
@@ -211,7 +212,8 @@ static const struct iq_command commands[] = {
 	{"analyze", iq_cmd_analyze, "BUNDLE...", 1, -1, IQ_ARGS_FILES, NULL, analyze_opts,
 	 "ingest, detect and report in one go",
 	 "Read the bundles (a directory, .tar, .tar.gz/.tgz, .zip, .tar.zst, .tar.xz, a single .gz "
-	 "file, archives nested in archives, gzip-rotated members such as app.log.1.gz) without extracting anything to disk, parse every file into one database, run the "
+	 "file, archives nested in archives, gzip-rotated members such as app.log.1.gz; '-' is stdin, named stdin, streamed when it is "
+	 "a pipe) without extracting anything to disk, parse every file into one database, run the "
 	 "rule packs, and write inquest.db, findings.json, postmortem.md and charts/ into DIR. "
 	 "Prints each pattern's verdict and where the outputs are.\n"
 	 "A bundle cut short or damaged is read as far as it goes: the files before the damage are "

@@ -1095,7 +1095,7 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 	for (int i = 0; i < 3; i++)
 		pthread_cond_init(&p.cv[i], NULL);
 	p.bundle_path = path;
-	p.bundle = base_name(path);
+	p.bundle = strcmp(path, "-") == 0 ? "stdin" : base_name(path); /* as the walker names it */
 	p.wo.problem = walk_problem;
 	p.wo.u = &p;
 	p.progress = io->progress;
@@ -1104,7 +1104,8 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 	if (io->progress) {
 		struct stat bst;
 		p.wo.progress = walk_progress;
-		if (stat(path, &bst) == 0 && S_ISREG(bst.st_mode))
+		if ((strcmp(path, "-") == 0 ? fstat(STDIN_FILENO, &bst) : stat(path, &bst)) == 0 &&
+		    S_ISREG(bst.st_mode))
 			p.read_total = bst.st_size;
 	}
 	p.wo.max_member_bytes = io->max_member_bytes;

@@ -118,5 +118,40 @@ expect 0 "timeline: no record of this database matched signal 'gpu-xid'" "$bin" 
 expect 0 "" "$bin" timeline --db "$db" --tag cuda-oom --format csv
 [ "$(tail -n +2 "$tmp/out" | wc -l)" -gt 0 ] && [ ! -s "$tmp/err" ] && ok || ko "timeline --tag cuda-oom: no rows"
 
+# --- output paths ---------------------------------------------------------------
+: > "$tmp/afile"
+expect 2 "analyze: -o takes the folder to write inquest.db, findings.json and postmortem.md into: '$tmp/afile' is a file, not a folder" \
+  "$bin" analyze "$sample" -o "$tmp/afile"
+expect 2 "'$tmp/afile' is a file, not a folder" "$bin" analyze "$sample" -o "$tmp/afile/sub"
+expect 0 "" "$bin" analyze "$sample" -o "$tmp/new/deep/out" -q
+[ -s "$tmp/new/deep/out/postmortem.md" ] && [ -d "$tmp/new/deep/out/charts" ] && ok || ko "analyze -o new/deep/out: no outputs"
+expect 0 "" "$bin" report --db "$db" -o "$tmp/missing/pm.md"
+[ -s "$tmp/missing/pm.md" ] && [ -d "$tmp/missing/charts" ] && ok || ko "report -o missing/pm.md: no report or charts"
+expect 2 "report: -o takes the file to write the report to: '$tmp/missing' is a folder, not a file" "$bin" report --db "$db" -o "$tmp/missing"
+expect 0 "" "$bin" ingest "$sample" --db "$tmp/newdir/i.db" -q
+[ -s "$tmp/newdir/i.db" ] && ok || ko "ingest --db newdir/i.db: no database"
+
+# --- '-': the bundle on stdin ----------------------------------------------------
+# piped, it is streamed and named stdin; the findings are those of the file
+strip() { grep -v '"version"\|"paths"\|^ *"-"$\|^ *"[^"]*sample-bundle.tar.gz"$' "$1" | sed 's/sample-bundle\.tar\.gz/stdin/g'; }
+cat "$sample" | "$bin" analyze - -o "$tmp/si" -q; rc=$?
+[ $rc -eq 0 ] && strip "$tmp/s/findings.json" > "$tmp/f1" && strip "$tmp/si/findings.json" > "$tmp/f2" && diff -u "$tmp/f1" "$tmp/f2" > "$tmp/diff" \
+  && ok || { ko "analyze - (a pipe): exit $rc, findings differ from the file's"; head -20 "$tmp/diff"; }
+n=$(q "$tmp/si/inquest.db" "SELECT count(*) FROM files WHERE path LIKE 'stdin!incident-2026-11-30/%'")
+[ "$n" = 29 ] && ok || ko "analyze -: $n files named stdin!..., expected 29"
+"$bin" analyze - -o "$tmp/sr" -q < "$sample"; rc=$?
+[ $rc -eq 0 ] && [ "$(q "$tmp/sr/inquest.db" "SELECT count(*) FROM files")" = 29 ] && ok || ko "analyze - < file: exit $rc"
+# a zip, which a pipe cannot seek in: read from its local headers
+python3 -c 'import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("a/kern.log", "May 15 23:09:30 node-1 kernel: Out of memory: Killed process 15784 (python3) total-vm:11964kB, anon-rss:4288kB, file-rss:3028kB, shmem-rss:0kB\n")
+    z.writestr("b/note.txt", "nothing\n")' "$tmp/b.zip"
+cat "$tmp/b.zip" | "$bin" rules match - >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 0 ] && [ "$(cut -f1,2 "$tmp/out")" = "$(printf -- '-!a/kern.log:1\thost-oom')" ] && ok || { ko "rules match - (a zip on a pipe): exit $rc: $(cat "$tmp/out" "$tmp/err")"; }
+# cut short on a pipe: what came before the cut, exit 5
+head -c 5000 "$sample" | "$bin" analyze - -o "$tmp/sc" -q 2>"$tmp/err"; rc=$?
+[ $rc -eq 5 ] && [ "$(q "$tmp/sc/inquest.db" "SELECT count(*) FROM files WHERE status = 'done'")" = 2 ] && ok || ko "head -c 5000 | analyze -: exit $rc"
+expect 2 "analyze: '-' (stdin) can be read once, not twice" "$bin" analyze - - -o "$tmp/x"
+
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -104,9 +104,10 @@ demo: deps
 	./$(BIN) analyze fixtures/sample/sample-bundle.tar.gz -o demo-out
 	@echo "postmortem written to: $(CURDIR)/demo-out/postmortem.md"
 
+# Every test, one line a suite and last their sum: "N passed, N failed".
 test: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BINS)
-	@$(MAKE) --no-print-directory unit rules-test e2e
+	@$(MAKE) --no-print-directory -s all $(UNIT_BINS)
+	@sh tests/run.sh $(BIN) $(UNIT_BINS)
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; ./$$t; done

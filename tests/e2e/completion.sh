@@ -31,7 +31,7 @@ top=$(grep -v ' ' "$tmp/cmds" | sort | tr '\n' ' ')
 want "$(comp inquest '' | sed 's/--help //; s/--version //')" "$top" "inquest "
 "$bin" completion zsh > "$tmp/_inquest" || ko "completion zsh: exit $?"
 have_zsh=$(command -v zsh)
-[ -n "$have_zsh" ] || echo "completion: zsh is not installed: its script is checked by content only"
+[ -n "$have_zsh" ] || echo "  note: zsh is not installed: the zsh script is checked by its text only"
 # zspec CMD...: the specs the zsh script gives _arguments for a command line
 zspec() {
   zsh -f -c '_arguments() { print -rl -- "$@" }; _describe() { print -rl -- ${(P)${@[-1]}} }; compadd() { }

@@ -424,7 +424,8 @@ for sig in INT TERM KILL; do
   pid=$!
   started "$db"
   kill -$sig $pid
-  wait $pid
+  # the shell reports a job killed by SIGKILL ("Killed") on wait's stderr
+  wait $pid 2>/dev/null
   rc=$?
   case $sig in
     KILL) want=137 ;;

@@ -194,6 +194,12 @@ int iq_make_dirs(const char *dir, struct iq_diag *d);
  * when file itself is a folder. */
 int iq_make_parent(const char *file, struct iq_diag *d);
 
+/* iq_make_dirs / iq_make_parent for the value of option opt, which takes
+ * what ("the folder to write ... into"); prints what is wrong. 0, or the
+ * exit status (IQ_EXIT_USAGE for a file given for a folder). */
+int iq_output_dir(const struct iq_args *a, const char *opt, const char *what, const char *dir);
+int iq_output_file(const struct iq_args *a, const char *opt, const char *what, const char *file);
+
 /* Maps an iq_err to the exit status. */
 int iq_exit_of(int err);
 

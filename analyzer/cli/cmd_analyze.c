@@ -264,18 +264,10 @@ int iq_cmd_analyze(const struct iq_args *a)
 		goto out;
 	if (!dir)
 		dir = dir_alloc = default_dir(bundles[0]);
-	struct iq_diag dd = {{0}};
-	int mrc = iq_make_dirs(dir, &dd);
-	if (mrc == IQ_ERR_USAGE) {
-		iq_usage_error(a->cmd, "-o takes the folder to write inquest.db, findings.json and"
-			       " postmortem.md into: %s", dd.msg);
-		rc = IQ_EXIT_USAGE;
+	rc = iq_output_dir(a, "-o", "the folder to write inquest.db, findings.json and postmortem.md into",
+			   dir);
+	if (rc)
 		goto out;
-	} else if (mrc) {
-		iq_errorf("%s", dd.msg);
-		rc = IQ_EXIT_INPUT;
-		goto out;
-	}
 	if (stats)
 		io.timing = &times;
 	snprintf(dbtmp, sizeof dbtmp, "%s/inquest.db.tmp", dir);

@@ -32,6 +32,29 @@ static void names(FILE *f, const struct iq_command *cmds, size_t n, const struct
 	}
 }
 
+/* How a shell completes an option's value: choices (between pre and
+ * post), a folder, a file, or nothing it can know. */
+struct value_syntax {
+	const char *pre, *post, *dir, *file, *none;
+};
+
+static const struct value_syntax bash_values = {
+	"COMPREPLY=($(compgen -W '", "' -- \"$cur\")); return ;;\n",
+	"COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n",
+	"COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", "return ;;\n"};
+static const struct value_syntax zsh_values = {"(", ")", "_files -/", "_files", " "};
+
+static void value_action(FILE *f, const struct value_syntax *vs, const struct iq_opt *o)
+{
+	if (o->choices) {
+		fputs(vs->pre, f);
+		words(f, o->choices);
+		fputs(vs->post, f);
+	} else {
+		fputs(o->flags & IQ_OPT_DIR ? vs->dir : o->flags & IQ_OPT_FILE ? vs->file : vs->none, f);
+	}
+}
+
 /* ---- bash ---- */
 
 static void bash_command(FILE *f, const struct iq_command *c, const struct iq_command *cmds,
@@ -47,17 +70,7 @@ static void bash_command(FILE *f, const struct iq_command *c, const struct iq_co
 		if (!iq_opt_metavar(o))
 			continue;
 		fprintf(f, "        %s%s%s) ", o->name, o->alias ? "|" : "", o->alias ? o->alias : "");
-		if (o->choices) {
-			fputs("COMPREPLY=($(compgen -W '", f);
-			words(f, o->choices);
-			fputs("' -- \"$cur\")); return ;;\n", f);
-		} else if (o->flags & IQ_OPT_DIR) {
-			fputs("COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n", f);
-		} else if (o->flags & IQ_OPT_FILE) {
-			fputs("COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", f);
-		} else {
-			fputs("return ;;\n", f); /* a value only the user knows */
-		}
+		value_action(f, &bash_values, o);
 	}
 	fputs("        esac\n        args='", f);
 	if (c->complete == IQ_ARGS_COMMANDS)
@@ -182,17 +195,7 @@ static void zsh_command(FILE *f, const struct iq_command *c, const struct iq_com
 			fputs(":", f);
 			zsh_quoted(f, mv, strlen(mv), 0);
 			fputc(':', f);
-			if (o->choices) {
-				fputc('(', f);
-				words(f, o->choices);
-				fputc(')', f);
-			} else if (o->flags & IQ_OPT_DIR) {
-				fputs("_files -/", f);
-			} else if (o->flags & IQ_OPT_FILE) {
-				fputs("_files", f);
-			} else {
-				fputs(" ", f);
-			}
+			value_action(f, &zsh_values, o);
 		}
 		fputc('\'', f);
 	}

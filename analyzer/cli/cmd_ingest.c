@@ -211,15 +211,9 @@ int iq_cmd_ingest(const struct iq_args *a)
 	iq_progress_init(&pg, io.quiet);
 	io.progress = &pg;
 	struct iq_ruleset rs;
-	struct iq_diag pd = {{0}};
-	int mrc = iq_make_parent(db, &pd);
-	if (mrc) {
-		if (mrc == IQ_ERR_USAGE)
-			iq_usage_error(a->cmd, "--db takes the database file to fill: %s", pd.msg);
-		else
-			iq_errorf("%s", pd.msg);
-		return mrc == IQ_ERR_USAGE ? IQ_EXIT_USAGE : IQ_EXIT_INPUT;
-	}
+	int mrc = iq_output_file(a, "--db", "the database file to fill", db);
+	if (mrc)
+		return mrc;
 	iq_rules_init(&rs);
 	if (stats)
 		io.timing = &times;

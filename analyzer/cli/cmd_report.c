@@ -50,14 +50,9 @@ int iq_cmd_report(const struct iq_args *a)
 		lang = "en";
 	struct iq_diag d = {{0}};
 	struct iq_store *s = NULL;
-	int mrc = out ? iq_make_parent(out, &d) : 0;
-	if (mrc) {
-		if (mrc == IQ_ERR_USAGE)
-			iq_usage_error(a->cmd, "-o takes the file to write the report to: %s", d.msg);
-		else
-			iq_errorf("%s", d.msg);
-		return mrc == IQ_ERR_USAGE ? IQ_EXIT_USAGE : IQ_EXIT_INPUT;
-	}
+	int mrc = out ? iq_output_file(a, "-o", "the file to write the report to", out) : 0;
+	if (mrc)
+		return mrc;
 	if (iq_store_open(db, 1, &s, &d)) {
 		iq_errorf("%s", d.msg);
 		return IQ_EXIT_INPUT;

@@ -48,3 +48,30 @@ int iq_make_parent(const char *file, struct iq_diag *d)
 	free(dir);
 	return rc;
 }
+
+/* Says what make_dirs or make_parent found, as a usage error when the
+ * user gave a file for a folder (or the reverse); the exit status. */
+static int said(const struct iq_args *a, int rc, const char *opt, const char *what,
+		const struct iq_diag *d)
+{
+	if (rc == IQ_ERR_USAGE) {
+		iq_usage_error(a->cmd, "%s takes %s: %s", opt, what, d->msg);
+		return IQ_EXIT_USAGE;
+	}
+	iq_errorf("%s", d->msg);
+	return IQ_EXIT_INPUT;
+}
+
+int iq_output_dir(const struct iq_args *a, const char *opt, const char *what, const char *dir)
+{
+	struct iq_diag d = {{0}};
+	int rc = iq_make_dirs(dir, &d);
+	return rc ? said(a, rc, opt, what, &d) : 0;
+}
+
+int iq_output_file(const struct iq_args *a, const char *opt, const char *what, const char *file)
+{
+	struct iq_diag d = {{0}};
+	int rc = iq_make_parent(file, &d);
+	return rc ? said(a, rc, opt, what, &d) : 0;
+}

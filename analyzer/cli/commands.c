@@ -441,6 +441,7 @@ int iq_exit_of(int err)
 int iq_cli_main(int argc, char **argv)
 {
 	if (argc < 2) {
+		iq_errorf("needs a command; the commands:");
 		help_overview(stderr);
 		return IQ_EXIT_USAGE;
 	}

@@ -24,7 +24,8 @@ expect 0 "^usage: inquest query" "$bin" query -h
 # help wins over an error before it on the line
 expect 0 "^usage: inquest analyze" "$bin" analyze --bogus --help
 expect 0 "^inquest .*: explain an outage" "$bin" --help
-expect 2 "^commands:" "$bin"
+expect 2 "^inquest: needs a command; the commands:" "$bin"
+grep -q "^commands:" "$tmp/err" && ok || ko "inquest alone: no command list on stderr"
 expect 2 "unknown command 'analyz'; did you mean 'analyze'?" "$bin" analyz x.tgz
 expect 2 "unknown command 'frobnicate' (see 'inquest help')" "$bin" frobnicate
 expect 2 "analyze: unknown option '--jbos'; did you mean '--jobs'?" "$bin" analyze --jbos 2 x.tgz

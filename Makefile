@@ -23,7 +23,7 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LDLIBS  += $(PKG_LIBS) -lm -lpthread
 
 SRCS    := $(sort $(wildcard analyzer/*/*.c))
-LIBOBJS := $(patsubst %.c,$(O)/%.o,$(SRCS)) $(O)/schema_sql.o $(O)/rules_builtin.o
+LIBOBJS := $(patsubst %.c,$(O)/%.o,$(SRCS)) $(O)/schema_sql.o $(O)/rules_builtin.o $(O)/build_info.o
 PACKS   := $(sort $(wildcard rules/*.json))
 MAINOBJ := $(O)/analyzer/main.o
 BIN     := $(O)/inquest
@@ -33,7 +33,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
 
 SCHEMA  := $(sort $(wildcard schema/0*.sql))
 
-.PHONY: all deps check-deps demo test unit e2e rules-test check tsan clean install golden
+.PHONY: all deps check-deps demo test unit e2e rules-test check tsan clean install golden docs FORCE
 all: $(BIN)
 
 $(BIN): $(MAINOBJ) $(LIBOBJS)
@@ -56,6 +56,19 @@ $(O)/rules_builtin.c: $(PACKS) tests/tools/embed_rules.sh
 	sh tests/tools/embed_rules.sh $(PACKS) > $@
 $(O)/rules_builtin.o: $(O)/rules_builtin.c
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The commit the binary is built from, for --version: git describe when the
+# tree is a git checkout (COMMIT= overrides it, for a package built from a
+# tarball). The file is rewritten only when the commit changes, so that a
+# build does not relink for nothing.
+COMMIT ?= $(shell git describe --always --dirty 2>/dev/null)
+$(O)/build_info.c: FORCE
+	@mkdir -p $(O)
+	@printf 'const char iq_build_commit[] = "%s";\n' '$(subst ','',$(subst ",,$(COMMIT)))' > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+$(O)/build_info.o: $(O)/build_info.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+FORCE:
 
 $(O)/tests/%: tests/unit/%.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
@@ -91,9 +104,10 @@ demo: deps
 	./$(BIN) analyze fixtures/sample/sample-bundle.tar.gz -o demo-out
 	@echo "postmortem written to: $(CURDIR)/demo-out/postmortem.md"
 
+# Every test, one line a suite and last their sum: "N passed, N failed".
 test: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BINS)
-	@$(MAKE) --no-print-directory unit rules-test e2e
+	@$(MAKE) --no-print-directory -s all $(UNIT_BINS)
+	@sh tests/run.sh $(BIN) $(UNIT_BINS)
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; ./$$t; done
@@ -118,6 +132,11 @@ tsan: check-deps
 	$(MAKE) --no-print-directory O=build-tsan CC=clang OPT="-O1 -g -fsanitize=thread" \
 	  LDFLAGS="-fsanitize=thread" all
 	TZ=UTC LC_ALL=C TSAN_OPTIONS="halt_on_error=1 exitcode=66" sh tests/e2e/jobs.sh build-tsan/inquest
+
+# The command reference of docs/inquest.1 and README.md, made again from the
+# command table (analyzer/cli/commands.c); make test checks it is current.
+docs: $(BIN)
+	sh tests/tools/docs.sh $(BIN)
 
 golden: $(BIN)
 	TZ=UTC LC_ALL=C GOLDEN=1 sh tests/e2e/run.sh $(BIN)

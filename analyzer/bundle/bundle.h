@@ -38,21 +38,34 @@ int iq_member_cut(const struct iq_member *m);
  * returned by iq_bundle_walk. */
 typedef int (*iq_member_fn)(struct iq_member *m, void *u);
 
+/* What a problem cost the reading of the bundle. */
+enum iq_problem_kind {
+	IQ_PROBLEM_SKIPPED = 0, /* nothing of its data: a link not followed, a special file */
+	IQ_PROBLEM_LOST,        /* bytes that could not be read: damaged, truncated, unreadable */
+	IQ_PROBLEM_CUT,         /* bytes left unread at a limit (size, nesting depth) */
+};
+
 /* Called for what cannot be read: a corrupt archive, a symlink not
  * followed, a member over the size limit. path is the member (or bundle)
- * path; msg says what and why. */
-typedef void (*iq_problem_fn)(const char *path, const char *msg, void *u);
+ * path; msg says what and why; kind is an iq_problem_kind. */
+typedef void (*iq_problem_fn)(const char *path, const char *msg, int kind, void *u);
 
 struct iq_walk_opts {
 	int max_depth;            /* nested archives followed; default 8 */
 	int64_t max_member_bytes; /* decompressed bytes per member; 0 = 8 GiB */
 	int64_t max_total_bytes;  /* decompressed bytes in all; 0 = 64 GiB */
 	iq_problem_fn problem;    /* may be NULL */
-	void *u;                  /* passed to both callbacks */
+	/* Called every MiB or so with the bytes read of the bundle as stored
+	 * (compressed), and its size (-1 unknown: a directory, a pipe); for a
+	 * progress line. May be NULL. */
+	void (*progress)(int64_t read, int64_t total, void *u);
+	void *u;                  /* passed to the callbacks */
 };
 
-/* Walks the bundle at path, calling fn for every regular file inside, in
- * archive order (directories in sorted name order). Returns 0 when the
+/* Walks the bundle at path ("-": stdin, named "stdin"; a pipe is streamed,
+ * so a zip whose entries only its central directory describes is read as
+ * far as its local headers go), calling fn for every regular file inside,
+ * in archive order (directories in sorted name order). Returns 0 when the
  * bundle was walked (problems inside it go to opts->problem), IQ_ERR_INPUT
  * with d->msg when path cannot be opened or is neither a directory, an
  * archive nor a compressed file, or fn's non-zero result. */

@@ -31,6 +31,75 @@
 #define DEFAULT_TOTAL_BYTES ((int64_t)64 << 30)
 #define MAX_HEADER_FAILS 16          /* ARCHIVE_FAILED headers in a row */
 
+/* A bundle read from a pipe (stdin), which cannot seek back: the bytes
+ * read while the walker decides what it is are kept, so that the reader
+ * it picks reads them again from the start. */
+struct pipe_src {
+	int fd;
+	unsigned char *keep; /* bytes read while keeping */
+	size_t nkeep, cap;
+	size_t pos;          /* the next kept byte to hand out */
+	int keeping;
+	int64_t got;         /* bytes read from fd, for the progress */
+	unsigned char buf[64 * 1024]; /* libarchive's reads */
+};
+
+static ssize_t fd_read_all(int fd, void *buf, size_t n)
+{
+	ssize_t r;
+	do
+		r = read(fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+static ssize_t pipe_read(void *u, void *out, size_t n)
+{
+	struct pipe_src *p = u;
+	if (p->pos < p->nkeep) {
+		size_t k = p->nkeep - p->pos < n ? p->nkeep - p->pos : n;
+		memcpy(out, p->keep + p->pos, k);
+		p->pos += k;
+		return (ssize_t)k;
+	}
+	if (!p->keeping && p->keep) {
+		free(p->keep);
+		p->keep = NULL;
+		p->nkeep = p->pos = p->cap = 0;
+	}
+	ssize_t r = fd_read_all(p->fd, out, n);
+	if (r > 0) {
+		p->got += r;
+		if (p->keeping) {
+			if (p->nkeep + (size_t)r > p->cap) {
+				p->cap = (p->nkeep + (size_t)r) * 2;
+				p->keep = iq_xrealloc(p->keep, p->cap);
+			}
+			memcpy(p->keep + p->nkeep, out, (size_t)r);
+			p->nkeep += (size_t)r;
+			p->pos = p->nkeep;
+		}
+	}
+	return r;
+}
+
+static la_ssize_t pipe_la_read(struct archive *a, void *cd, const void **out)
+{
+	struct pipe_src *p = cd;
+	ssize_t r = pipe_read(p, p->buf, sizeof p->buf);
+	if (r < 0) {
+		archive_set_error(a, errno, "read error: %s", strerror(errno));
+		return ARCHIVE_FATAL;
+	}
+	*out = p->buf;
+	return r;
+}
+
+static ssize_t fd_read(void *u, void *buf, size_t n)
+{
+	return fd_read_all(*(int *)u, buf, n);
+}
+
 /* One walk: options with defaults filled in, the byte budget, the result. */
 struct walk {
 	const struct iq_walk_opts *o;
@@ -44,6 +113,13 @@ struct walk {
 	int ret;            /* fn's non-zero result */
 	unsigned char *scratch; /* BLOCK bytes for skipping, made when needed */
 	struct archive *gz_a;   /* the reader fed by struct gunzip, if any */
+	struct gunzip *gz;      /* and that gunzip */
+	/* progress: the file of the bundle being read (a bundle file, or a
+	 * file of a bundle directory), the bytes of those before it, the
+	 * bundle's size (-1 unknown), and w->total when last told */
+	int outer_fd;
+	struct pipe_src *outer_pipe; /* or the pipe it is */
+	int64_t outer_base, outer_total, noted;
 };
 
 enum { ST_OPEN, ST_END, ST_OVER, ST_ERR };
@@ -54,6 +130,7 @@ struct stream {
 	struct walk *w;
 	struct archive *a;
 	int fd;
+	struct pipe_src *pipe; /* fd is a pipe: read through this */
 	const char *path;   /* borrowed from whoever made the stream */
 	int64_t size;
 	int64_t mtime;
@@ -61,6 +138,11 @@ struct stream {
 	unsigned char peek[PEEK_MAX];
 	size_t plen, poff;  /* peeked bytes, and how many were handed out */
 	int64_t got;        /* bytes handed out, the peek included */
+	/* the entry's current data block from libarchive, and where its bytes
+	 * (blk_off) and ours (out_off) are in the entry */
+	const unsigned char *blk;
+	size_t blk_len;
+	int64_t blk_off, out_off;
 	int state;
 	struct iq_diag err; /* what broke, in state ST_ERR */
 };
@@ -72,8 +154,8 @@ struct nest {
 };
 
 static void walk_stream(struct walk *w, struct stream *s, int inner_depth);
-static void problem(struct walk *w, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static void problem(struct walk *w, int kind, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* A bundle file that is a gzip-compressed tar is inflated here, with
  * ISA-L, and libarchive reads the plain tar from gz_read: ISA-L inflates
@@ -83,7 +165,8 @@ static void problem(struct walk *w, const char *path, const char *fmt, ...)
  * is not gzip is ignored, as libarchive does. Errors say what libarchive
  * says of the same damage. */
 struct gunzip {
-	int fd;
+	ssize_t (*read)(void *src, void *buf, size_t n); /* the compressed bytes */
+	void *src;
 	int eof;             /* read() returned 0 */
 	int done;            /* the last member has ended */
 	const char *err;     /* an error to report once the bytes before it are out */
@@ -104,10 +187,7 @@ static ssize_t gz_more_input(struct gunzip *g, const char **err)
 	}
 	if (left && g->st.next_in != g->in)
 		memmove(g->in, g->st.next_in, left);
-	ssize_t r;
-	do
-		r = read(g->fd, g->in + left, sizeof g->in - left);
-	while (r < 0 && errno == EINTR);
+	ssize_t r = g->read(g->src, g->in + left, sizeof g->in - left);
 	if (r < 0) {
 		*err = strerror(errno);
 		return -1;
@@ -170,7 +250,10 @@ static ssize_t gz_inflate_some(struct gunzip *g, unsigned char *out, size_t cap,
 			g->st.next_out = o;
 			g->st.avail_out = aout;
 		}
-		if (!g->st.avail_in) {
+		/* With no input left, inflate still runs once: ISA-L may hold
+		 * output it decoded earlier (its own buffer, bits read ahead),
+		 * and a stream cut here must hand out every byte before the cut. */
+		if (!g->st.avail_in && !g->st.next_in) {
 			if (gz_need_input(g, err) < 0)
 				return -1;
 			continue;
@@ -209,15 +292,18 @@ static la_ssize_t gz_read(struct archive *a, void *cd, const void **out)
 	return r;
 }
 
-/* A gunzip of fd (at offset 0) when the file is a gzip stream whose first
- * bytes inflate to a tar header; NULL otherwise (the caller seeks back and
- * libarchive reads the file itself). */
-static struct gunzip *gz_open_tar(int fd, const unsigned char *peek, size_t plen)
+/* A gunzip of the bytes read gives (from the start of the file) when they
+ * are a gzip stream whose first bytes inflate to a tar header; NULL
+ * otherwise (the caller goes back to the start and libarchive reads the
+ * file itself). */
+static struct gunzip *gz_open_tar(ssize_t (*rd)(void *src, void *buf, size_t n), void *src,
+				  const unsigned char *peek, size_t plen)
 {
 	if (plen < 3 || peek[0] != 0x1f || peek[1] != 0x8b || peek[2] != 8)
 		return NULL;
 	struct gunzip *g = iq_xcalloc(1, sizeof *g);
-	g->fd = fd;
+	g->read = rd;
+	g->src = src;
 	isal_inflate_init(&g->st);
 	g->st.crc_flag = ISAL_GZIP;
 	const char *err = NULL;
@@ -248,7 +334,7 @@ static void gz_finish(struct walk *w, struct gunzip *g, const char *path)
 	for (int i = 0; i < 16 && r > 0; i++)
 		r = gz_inflate(g, buf, BLOCK, &err);
 	if (r < 0)
-		problem(w, path, "%s: the archive is damaged, what was read from it may be garbled", err);
+		problem(w, IQ_PROBLEM_LOST, path, "%s: the archive is damaged, what was read from it may be garbled", err);
 }
 
 /* Whether a's data passes through a decompressor (libarchive's or ours),
@@ -267,7 +353,7 @@ static void trim_end(char *msg)
 		msg[--n] = '\0';
 }
 
-static void problem(struct walk *w, const char *path, const char *fmt, ...)
+static void problem(struct walk *w, int kind, const char *path, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -277,7 +363,27 @@ static void problem(struct walk *w, const char *path, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	trim_end(msg);
-	w->o->problem(path, msg, w->o->u);
+	w->o->problem(path, msg, kind, w->o->u);
+}
+
+/* Tells opts->progress how far the bundle is read: where the file being
+ * read is, after the bytes of the files before it. */
+static void tell_progress(struct walk *w)
+{
+	if (!w->o || !w->o->progress)
+		return;
+	off_t pos = w->outer_pipe ? (off_t)w->outer_pipe->got
+		: w->outer_fd >= 0 ? lseek(w->outer_fd, 0, SEEK_CUR) : 0;
+	w->noted = w->total;
+	w->o->progress(w->outer_base + (pos > 0 ? (int64_t)pos : 0), w->outer_total, w->o->u);
+}
+
+/* Counts n decompressed bytes read; tells the progress every MiB. */
+static void count_bytes(struct walk *w, int64_t n)
+{
+	w->total += n;
+	if (w->total - w->noted >= (1 << 20))
+		tell_progress(w);
 }
 
 static const char *arc_error(struct archive *a)
@@ -308,30 +414,59 @@ static void stream_init(struct stream *s, struct walk *w, const char *path)
 	s->state = ST_OPEN;
 }
 
+/* Up to n bytes of the archive entry s reads, block by block. Not
+ * archive_read_data(): when a block after the first fails (a truncated
+ * archive), that drops the bytes it had already copied, so an entry cut
+ * in the middle would lose up to a whole read before the cut. The holes
+ * of a sparse entry read as zeros, as there. */
+static ssize_t entry_read(struct stream *s, void *buf, size_t n)
+{
+	while (!s->blk_len) {
+		const void *b;
+		size_t len;
+		la_int64_t off;
+		int r = archive_read_data_block(s->a, &b, &len, &off);
+		if (r == ARCHIVE_EOF)
+			return 0;
+		/* a warning too, as archive_read_data() has it: a zip entry
+		 * whose size or CRC is wrong ends with one */
+		if (r < ARCHIVE_OK || off < s->out_off) {
+			s->state = ST_ERR;
+			iq_diag_set(&s->err, IQ_ERR_INPUT, "%s",
+				    r < ARCHIVE_OK ? arc_error(s->a) : "sparse blocks out of order");
+			trim_end(s->err.msg);
+			return IQ_ERR_INPUT;
+		}
+		s->blk = b;
+		s->blk_len = len;
+		s->blk_off = off;
+	}
+	size_t k;
+	if (s->blk_off > s->out_off) {
+		k = (uint64_t)(s->blk_off - s->out_off) < n ? (size_t)(s->blk_off - s->out_off) : n;
+		memset(buf, 0, k);
+	} else {
+		k = s->blk_len < n ? s->blk_len : n;
+		memcpy(buf, s->blk, k);
+		s->blk += k;
+		s->blk_len -= k;
+		s->blk_off += (int64_t)k;
+	}
+	s->out_off += (int64_t)k;
+	return (ssize_t)k;
+}
+
 /* Reads from the source without accounting: the count, 0 at the end, or
  * IQ_ERR_INPUT with the stream in ST_ERR. */
 static ssize_t source_read(struct stream *s, void *buf, size_t n)
 {
-	if (s->a) {
-		la_ssize_t r = archive_read_data(s->a, buf, n);
-		if (r < 0) {
-			s->state = ST_ERR;
-			iq_diag_set(&s->err, IQ_ERR_INPUT, "%s", arc_error(s->a));
-			trim_end(s->err.msg);
-			return IQ_ERR_INPUT;
-		}
+	if (s->a)
+		return entry_read(s, buf, n);
+	ssize_t r = s->pipe ? pipe_read(s->pipe, buf, n) : fd_read_all(s->fd, buf, n);
+	if (r >= 0)
 		return r;
-	}
-	for (;;) {
-		ssize_t r = read(s->fd, buf, n);
-		if (r >= 0)
-			return r;
-		if (errno != EINTR) {
-			s->state = ST_ERR;
-			return iq_diag_set(&s->err, IQ_ERR_INPUT, "read error: %s",
-					   strerror(errno));
-		}
-	}
+	s->state = ST_ERR;
+	return iq_diag_set(&s->err, IQ_ERR_INPUT, "read error: %s", strerror(errno));
 }
 
 /* Reads the first bytes into s->peek; they are handed out first later. A
@@ -354,7 +489,7 @@ static void total_over(struct walk *w, const char *path)
 		return;
 	w->total_over = 1;
 	w->stop = 1;
-	problem(w, path, "decompressed size of the bundle over the limit of %lld bytes: rest of the bundle not read"
+	problem(w, IQ_PROBLEM_CUT, path, "decompressed size of the bundle over the limit of %lld bytes: rest of the bundle not read"
 		" (--max-bundle-bytes raises it)", (long long)w->max_total);
 }
 
@@ -380,7 +515,7 @@ static ssize_t over_limit(struct stream *s, int64_t member_room, struct iq_diag 
 	}
 	s->state = ST_OVER;
 	if (member_room <= 0)
-		problem(w, s->path, "decompressed size over the limit of %lld bytes: rest not read"
+		problem(w, IQ_PROBLEM_CUT, s->path, "decompressed size over the limit of %lld bytes: rest not read"
 			" (--max-member-bytes raises it)", (long long)w->max_member);
 	else
 		total_over(w, s->path);
@@ -428,7 +563,7 @@ static ssize_t stream_read(struct stream *s, void *buf, size_t n, int pull,
 		}
 	}
 	s->got += r;
-	w->total += r;
+	count_bytes(w, r);
 	return r;
 }
 
@@ -573,7 +708,7 @@ static void skip_entry(struct walk *w, struct archive *a, const char *path)
 {
 	if (!filtered(w, a)) {
 		if (archive_read_data_skip(a) < ARCHIVE_WARN)
-			problem(w, path, "%s", arc_error(a));
+			problem(w, IQ_PROBLEM_LOST, path, "%s", arc_error(a));
 		return;
 	}
 	if (!w->scratch)
@@ -588,7 +723,7 @@ static void skip_entry(struct walk *w, struct archive *a, const char *path)
 		r = archive_read_data(a, w->scratch, room < BLOCK ? (size_t)room : BLOCK);
 		if (r <= 0)
 			return; /* an error shows again at the next header */
-		w->total += r;
+		count_bytes(w, r);
 	}
 }
 
@@ -612,13 +747,13 @@ static void walk_entry(struct walk *w, struct archive *a, struct archive_entry *
 	int has_data = archive_entry_size_is_set(e) && archive_entry_size(e) > 0;
 
 	if (hl && !has_data) {
-		problem(w, path, "hard link to %s not followed", hl);
+		problem(w, IQ_PROBLEM_SKIPPED, path, "hard link to %s not followed", hl);
 	} else if (type == AE_IFLNK) {
-		problem(w, path, "symbolic link to %s not followed", sl ? sl : "?");
+		problem(w, IQ_PROBLEM_SKIPPED, path, "symbolic link to %s not followed", sl ? sl : "?");
 	} else if (type == AE_IFDIR) {
 		/* its files are entries of their own */
 	} else if (type != AE_IFREG && type != 0) {
-		problem(w, path, "special file (device, fifo or socket) not read");
+		problem(w, IQ_PROBLEM_SKIPPED, path, "special file (device, fifo or socket) not read");
 	} else {
 		struct stream s;
 		stream_init(&s, w, path);
@@ -629,7 +764,7 @@ static void walk_entry(struct walk *w, struct archive *a, struct archive_entry *
 		 * itself: a header that says so is damaged, and skipping over
 		 * the claim would end the archive silently. */
 		if (stores_plain(w, a) && cont->size >= 0 && s.size > cont->size)
-			problem(w, path, "header claims %lld bytes, more than the %lld bytes of the archive:"
+			problem(w, IQ_PROBLEM_LOST, path, "header claims %lld bytes, more than the %lld bytes of the archive:"
 				" a damaged or truncated archive", (long long)s.size,
 				(long long)cont->size);
 		s.mtime = entry_mtime(e);
@@ -649,6 +784,7 @@ static int walk_archive(struct walk *w, struct archive *a, struct stream *cont, 
 	int entries = 0;
 	int first = 1;
 	int fails = 0;
+	char last[256] = "";  /* the last entry, to say where a cut archive ends */
 
 	while (!w->stop) {
 		struct archive_entry *e;
@@ -666,16 +802,23 @@ static int walk_archive(struct walk *w, struct archive *a, struct stream *cont, 
 			} else if (first && !w->stop) {
 				/* tar takes zero blocks for its end: a compressed
 				 * file of zeros looks like an empty tar */
-				problem(w, cont->path, "no entries: an empty archive, or data that starts with zero bytes");
+				problem(w, IQ_PROBLEM_SKIPPED, cont->path, "no entries: an empty archive, or data that starts with zero bytes");
 			}
 			break;
 		}
 		if (r < ARCHIVE_WARN || r == ARCHIVE_RETRY) {
 			if (w->stop)
 				break;
-			/* the parent's own read error says more than "truncated" */
-			problem(w, cont->path, "%s",
-				cont->state == ST_ERR ? cont->err.msg : arc_error(a));
+			/* the parent's own read error, or our gunzip's, says more
+			 * than libarchive's "truncated" */
+			const char *why = cont->state == ST_ERR ? cont->err.msg
+				: a == w->gz_a && w->gz && w->gz->err ? w->gz->err : arc_error(a);
+			if (r == ARCHIVE_FATAL && !first)
+				problem(w, IQ_PROBLEM_LOST, cont->path, "%s at byte %lld of the archive's data, in or after"
+					" member %s: the members before it were read, any after it are"
+					" missing", why, (long long)archive_filter_bytes(a, -1), last);
+			else
+				problem(w, IQ_PROBLEM_LOST, cont->path, "%s", why);
 			if (r == ARCHIVE_FATAL || ++fails >= MAX_HEADER_FAILS)
 				return first ? -1 : entries;
 			continue;
@@ -685,6 +828,7 @@ static int walk_archive(struct walk *w, struct archive *a, struct stream *cont, 
 		 * entry_name() falls back to the stored UTF-8 */
 		fails = 0;
 		first = 0;
+		snprintf(last, sizeof last, "%s", entry_name(e));
 		if (archive_format(a) == ARCHIVE_FORMAT_RAW) {
 			struct stream s;
 			stream_init(&s, w, cont->path);
@@ -712,31 +856,52 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth)
 
 	fill_peek(s);
 	if (!nested_magic(s->peek, s->plen)) {
+		if (s->pipe) {
+			/* handed out from the peek: not again from what was kept */
+			s->pipe->keeping = 0;
+			s->pipe->pos = s->pipe->nkeep;
+		}
 		deliver(w, s);
 		goto out;
 	}
 	if (inner_depth > w->max_depth) {
-		problem(w, s->path, "nested deeper than %d archives: not opened", w->max_depth);
+		problem(w, IQ_PROBLEM_CUT, s->path, "nested deeper than %d archives: not opened", w->max_depth);
 		goto out;
 	}
 	a = reader_new();
 	if (!a) {
-		problem(w, s->path, "out of memory: not opened");
+		problem(w, IQ_PROBLEM_LOST, s->path, "out of memory: not opened");
 		goto out;
 	}
-	if (!s->a) {
-		/* a file: libarchive reads it itself, seeking where the format
-		 * wants to (zip's central directory, 7z's header) */
-		if (lseek(s->fd, 0, SEEK_SET) != 0) {
-			problem(w, s->path, "cannot seek: %s", strerror(errno));
-			goto out;
-		}
-		g = gz_open_tar(s->fd, s->peek, s->plen);
+	if (s->pipe) {
+		/* a pipe: read again from the start, what was kept first; the
+		 * formats that seek (zip's central directory, 7z's header)
+		 * are read as far as they stream */
+		s->pipe->pos = 0;
+		g = gz_open_tar(pipe_read, s->pipe, s->peek, s->plen);
 		if (g) {
 			r = archive_read_open(a, g, NULL, gz_read, NULL);
 			w->gz_a = a;
+			w->gz = g;
+		} else {
+			s->pipe->pos = 0;
+			r = archive_read_open(a, s->pipe, NULL, pipe_la_read, NULL);
+		}
+		s->pipe->keeping = 0;
+	} else if (!s->a) {
+		/* a file: libarchive reads it itself, seeking where the format
+		 * wants to (zip's central directory, 7z's header) */
+		if (lseek(s->fd, 0, SEEK_SET) != 0) {
+			problem(w, IQ_PROBLEM_LOST, s->path, "cannot seek: %s", strerror(errno));
+			goto out;
+		}
+		g = gz_open_tar(fd_read, &s->fd, s->peek, s->plen);
+		if (g) {
+			r = archive_read_open(a, g, NULL, gz_read, NULL);
+			w->gz_a = a;
+			w->gz = g;
 		} else if (lseek(s->fd, 0, SEEK_SET) != 0) {
-			problem(w, s->path, "cannot seek: %s", strerror(errno));
+			problem(w, IQ_PROBLEM_LOST, s->path, "cannot seek: %s", strerror(errno));
 			goto out;
 		} else {
 			r = archive_read_open_fd(a, s->fd, BLOCK);
@@ -748,11 +913,11 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth)
 	}
 	if (r < ARCHIVE_WARN) {
 		if (!w->stop)
-			problem(w, s->path, "%s",
+			problem(w, IQ_PROBLEM_LOST, s->path, "%s",
 				s->state == ST_ERR ? s->err.msg : arc_error(a));
 		goto out;
 	}
-	if (walk_archive(w, a, s, inner_depth) < 0 && !s->a && !w->stop &&
+	if (walk_archive(w, a, s, inner_depth) < 0 && !s->a && !s->pipe && !w->stop &&
 	    s->plen >= 4 && memcmp(s->peek, "PK\x03\x04", 4) == 0) {
 		/* A zip whose central directory is damaged: its entries
 		 * still have their local headers, which the streaming zip
@@ -763,10 +928,10 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth)
 			goto out;
 		archive_read_support_format_zip_streamable(a);
 		if (archive_read_open_fd(a, s->fd, BLOCK) < ARCHIVE_WARN) {
-			problem(w, s->path, "%s", arc_error(a));
+			problem(w, IQ_PROBLEM_LOST, s->path, "%s", arc_error(a));
 			goto out;
 		}
-		problem(w, s->path, "central directory unreadable: entries read from their local headers");
+		problem(w, IQ_PROBLEM_LOST, s->path, "central directory unreadable: entries read from their local headers");
 		walk_archive(w, a, s, inner_depth);
 	}
 	if (g && !w->stop && !g->err_told)
@@ -774,8 +939,10 @@ static void walk_stream(struct walk *w, struct stream *s, int inner_depth)
 out:
 	if (a)
 		archive_read_free(a);
-	if (w->gz_a == a)
+	if (w->gz_a == a) {
 		w->gz_a = NULL;
+		w->gz = NULL;
+	}
 	free(n);
 	free(g);
 }
@@ -790,7 +957,30 @@ static void walk_file(struct walk *w, int fd, const char *path, const struct sta
 	s.fd = fd;
 	s.size = st->st_size;
 	s.mtime = (int64_t)st->st_mtim.tv_sec * IQ_NS_PER_SEC + st->st_mtim.tv_nsec;
+	w->outer_fd = fd;
 	walk_stream(w, &s, inner_depth);
+	w->outer_fd = -1;
+	w->outer_base += st->st_size;
+	tell_progress(w);
+}
+
+/* The bundle on stdin when it is a pipe, named path: streamed, as far as
+ * each format can be without seeking. */
+static void walk_pipe(struct walk *w, int fd, const char *path)
+{
+	struct pipe_src *p = iq_xcalloc(1, sizeof *p);
+	struct stream s;
+	p->fd = fd;
+	p->keeping = 1;
+	stream_init(&s, w, path);
+	s.fd = fd;
+	s.pipe = p;
+	w->outer_pipe = p;
+	walk_stream(w, &s, 0);
+	tell_progress(w);
+	w->outer_pipe = NULL;
+	free(p->keep);
+	free(p);
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -808,7 +998,7 @@ static void walk_dir(struct walk *w, const char *fs, const char *mp)
 	size_t n = 0, cap = 0;
 
 	if (!dir) {
-		problem(w, mp, "cannot open directory: %s", strerror(errno));
+		problem(w, IQ_PROBLEM_LOST, mp, "cannot open directory: %s", strerror(errno));
 		return;
 	}
 	for (;;) {
@@ -825,7 +1015,7 @@ static void walk_dir(struct walk *w, const char *fs, const char *mp)
 		names[n++] = iq_xstrdup(de->d_name);
 	}
 	if (errno)
-		problem(w, mp, "cannot read directory: %s", strerror(errno));
+		problem(w, IQ_PROBLEM_LOST, mp, "cannot read directory: %s", strerror(errno));
 	closedir(dir);
 	if (n)
 		qsort(names, n, sizeof *names, cmp_name);
@@ -837,25 +1027,25 @@ static void walk_dir(struct walk *w, const char *fs, const char *mp)
 		if (w->stop) {
 			/* fall through to free */
 		} else if (lstat(cfs, &st) != 0) {
-			problem(w, cmp, "cannot stat: %s", strerror(errno));
+			problem(w, IQ_PROBLEM_LOST, cmp, "cannot stat: %s", strerror(errno));
 		} else if (S_ISLNK(st.st_mode)) {
 			char target[PATH_MAX];
 			ssize_t tn = readlink(cfs, target, sizeof target - 1);
 			target[tn < 0 ? 0 : tn] = '\0';
-			problem(w, cmp, "symbolic link to %s not followed", tn < 0 ? "?" : target);
+			problem(w, IQ_PROBLEM_SKIPPED, cmp, "symbolic link to %s not followed", tn < 0 ? "?" : target);
 		} else if (S_ISDIR(st.st_mode)) {
 			walk_dir(w, cfs, cmp);
 		} else if (!S_ISREG(st.st_mode)) {
-			problem(w, cmp, "special file (device, fifo or socket) not read");
+			problem(w, IQ_PROBLEM_SKIPPED, cmp, "special file (device, fifo or socket) not read");
 		} else {
 			int fd = open(cfs, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd < 0) {
-				problem(w, cmp, "cannot open: %s", strerror(errno));
+				problem(w, IQ_PROBLEM_LOST, cmp, "cannot open: %s", strerror(errno));
 			} else {
 				if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
 					walk_file(w, fd, cmp, &st, 1);
 				else
-					problem(w, cmp, "changed while read: not read");
+					problem(w, IQ_PROBLEM_LOST, cmp, "changed while read: not read");
 				close(fd);
 			}
 		}
@@ -908,7 +1098,23 @@ int iq_bundle_walk(const char *path, const struct iq_walk_opts *opts,
 							   : DEFAULT_MEMBER_BYTES;
 	w.max_total = opts && opts->max_total_bytes > 0 ? opts->max_total_bytes
 							 : DEFAULT_TOTAL_BYTES;
+	w.outer_fd = -1;
+	w.outer_total = -1;
 
+	if (strcmp(path, "-") == 0) {
+		/* stdin: a file redirected is read as a file, a pipe streamed */
+		if (fstat(STDIN_FILENO, &st) != 0) {
+			ret = iq_diag_set(d, IQ_ERR_INPUT, "cannot read stdin: %s", strerror(errno));
+		} else if (S_ISREG(st.st_mode)) {
+			w.outer_total = st.st_size;
+			walk_file(&w, STDIN_FILENO, "stdin", &st, 0);
+			ret = w.ret;
+		} else {
+			walk_pipe(&w, STDIN_FILENO, "stdin");
+			ret = w.ret;
+		}
+		goto out;
+	}
 	if (stat(path, &st) != 0) {
 		ret = iq_diag_set(d, IQ_ERR_INPUT, "cannot open '%s': %s", path, strerror(errno));
 		goto out;
@@ -930,6 +1136,7 @@ int iq_bundle_walk(const char *path, const struct iq_walk_opts *opts,
 					  strerror(errno));
 			goto out;
 		}
+		w.outer_total = st.st_size;
 		walk_file(&w, fd, name, &st, 0);
 	} else {
 		ret = iq_diag_set(d, IQ_ERR_INPUT,

@@ -7,28 +7,14 @@
 #include "cli.h"
 #include "pipeline.h"
 
-int iq_cmd_detect(int argc, char **argv)
+int iq_cmd_detect(const struct iq_args *a)
 {
-	const char *db = NULL;
-	char *rules[64];
-	int nr = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--db") && i + 1 < argc)
-			db = argv[++i];
-		else if (!strcmp(argv[i], "--rules") && i + 1 < argc && nr < 64)
-			rules[nr++] = argv[++i];
-		else {
-			iq_usage_of("detect");
-			return IQ_EXIT_USAGE;
-		}
-	}
-	if (!db) {
-		iq_usage_of("detect");
-		return IQ_EXIT_USAGE;
-	}
+	const char *db = iq_arg(a, "--db");
+	int nr;
+	const char *const *rules = iq_arg_all(a, "--rules", &nr);
 	struct iq_ruleset rs;
 	iq_rules_init(&rs);
-	int rc = iq_load_rules(&rs, rules, nr);
+	int rc = iq_rules_load_checked(&rs, rules, nr);
 	if (rc) {
 		iq_rules_release(&rs);
 		return rc;

@@ -1,6 +1,6 @@
 /* cmd_ingest.c: `inquest ingest BUNDLE... --db FILE [--rules PATH]...`:
  * parse bundles into a database, nothing else. Also the ingest half of
- * `inquest analyze`. */
+ * `inquest analyze`, and the options the two share. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -72,6 +72,7 @@ int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int
 		struct iq_diag d = {{0}};
 		long known = st.files_known, already = st.files_already;
 		rc = iq_ingest_bundle(s, rs, bundles[i], o, &st, &d);
+		iq_progress_clear(o->progress);
 		if (rc == IQ_ERR_INTR)
 			break;
 		if (rc) {
@@ -110,131 +111,113 @@ int iq_ingest_run(struct iq_store *s, struct iq_ruleset *rs, char **bundles, int
 		fprintf(stderr, "inquest: %ld files read (%ld already in the database), %ld records, "
 				"%ld signal matches, %lld bytes\n",
 			st.files, st.files_already, st.records, st.matches, (long long)st.bytes);
+	if (st.lost || st.cut) {
+		/* never silenced: the findings rest on part of the bundle */
+		iq_warnf("the bundle was not read whole: %ld damaged, truncated or unreadable, %ld cut at a"
+			 " limit (the warnings above; the coverage lists them); the results cover what"
+			 " could be read", st.lost, st.cut);
+		return IQ_EXIT_INCOMPLETE;
+	}
 	return IQ_EXIT_OK;
 }
 
-int iq_ingest_option(const char *cmd, int argc, char **argv, int *i,
-		     struct iq_ingest_opts *o, int *bad)
+/* The value of a time option, or IQ_TIME_NONE; 0 or IQ_EXIT_USAGE. */
+static int time_arg(const struct iq_args *a, const char *name, int64_t *t)
 {
-	const char *a = argv[*i];
-	int64_t *dst;
-	const char **sdst = NULL;
-	if (strcmp(a, "--since") == 0 || strcmp(a, "--until") == 0) {
-		int64_t *t = a[2] == 's' ? &o->scope.since : &o->scope.until;
-		if (*i + 1 >= argc || iq_time_parse_arg(argv[*i + 1], t)) {
-			iq_errorf("%s: %s takes an RFC 3339 time (2026-11-30T14:12:00Z) or a date%s%s%s", cmd,
-				  a, *i + 1 < argc ? ", not '" : "", *i + 1 < argc ? argv[*i + 1] : "",
-				  *i + 1 < argc ? "'" : "");
-			*bad = 1;
-		} else {
-			o->scoped = 1;
-		}
-		if (*i + 1 < argc)
-			++*i;
-		return 1;
+	const char *v = iq_arg(a, name);
+	if (v && iq_time_parse_arg(v, t)) {
+		iq_usage_error(a->cmd, "%s takes an RFC 3339 time (2026-11-30T14:12:00Z) or a date, not '%s'",
+			       name, v);
+		return IQ_EXIT_USAGE;
 	}
-	if (strcmp(a, "--tz") == 0) {
-		struct iq_diag d = {{0}};
-		if (*i + 1 >= argc) {
-			iq_errorf("%s: --tz needs a zone: UTC, an offset such as +03:00, or a name such as"
-				  " Europe/Istanbul", cmd);
-			*bad = 1;
-		} else if (iq_time_set_default_zone(argv[++*i], &d)) {
-			iq_errorf("%s: --tz: %s", cmd, d.msg);
-			*bad = 1;
-		} else {
-			o->tz_given = 1;
-		}
-		return 1;
-	}
-	if (strcmp(a, "--namespace") == 0 || strcmp(a, "-n") == 0)
-		sdst = &o->scope.ns;
-	else if (strcmp(a, "--node") == 0)
-		sdst = &o->scope.node;
-	else if (strcmp(a, "--pod") == 0)
-		sdst = &o->scope.pod;
-	if (sdst) {
-		if (*i + 1 >= argc || !argv[*i + 1][0]) {
-			iq_errorf("%s: %s needs a name", cmd, a);
-			*bad = 1;
-			return 1;
-		}
-		*sdst = argv[++*i];
-		o->scoped = 1;
-		return 1;
-	}
-	if (strcmp(a, "--jobs") == 0 || strcmp(a, "-j") == 0) {
-		char *end = NULL;
-		long v = *i + 1 < argc ? strtol(argv[*i + 1], &end, 10) : 0;
-		if (*i + 1 >= argc || !end || *end || v < 1 || v > 64) {
-			iq_errorf("%s: %s takes a number of parser threads from 1 to 64%s%s%s", cmd, a,
-				  *i + 1 < argc ? ", not '" : "", *i + 1 < argc ? argv[*i + 1] : "",
-				  *i + 1 < argc ? "'" : "");
-			*bad = 1;
-			if (*i + 1 < argc)
-				++*i;
-			return 1;
-		}
-		o->jobs = (int)v;
-		++*i;
-		return 1;
-	}
-	if (strcmp(a, "--max-member-bytes") == 0)
-		dst = &o->max_member_bytes;
-	else if (strcmp(a, "--max-bundle-bytes") == 0)
-		dst = &o->max_bundle_bytes;
-	else
-		return 0;
-	if (*i + 1 >= argc) {
-		iq_errorf("%s: %s needs a size, like 512M or 8G", cmd, a);
-		*bad = 1;
-		return 1;
-	}
-	if (iq_size_option(cmd, a, argv[++*i], dst))
-		*bad = 1;
-	return 1;
+	return 0;
 }
 
-int iq_cmd_ingest(int argc, char **argv)
+static int size_arg(const struct iq_args *a, const char *name, int64_t *out)
 {
-	const char *db = NULL;
-	char **bundles = iq_xcalloc((size_t)argc, sizeof *bundles);
-	char **rules = iq_xcalloc((size_t)argc, sizeof *rules);
-	int nb = 0, nr = 0, rc, bad = 0, stats = 0;
-	struct iq_ingest_opts io = {0};
+	const char *v = iq_arg(a, name);
+	if (v && iq_cli_size(v, out)) {
+		iq_usage_error(a->cmd, "%s takes a size in bytes greater than 0, with an optional unit"
+			       " (K, M, G, T: 1024-based), like 512M or 8G; not '%s'", name, v);
+		return IQ_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* A name option (--namespace, --node, --pod): not empty. */
+static int name_arg(const struct iq_args *a, const char *name, const char **out)
+{
+	const char *v = iq_arg(a, name);
+	if (v && !*v) {
+		iq_usage_error(a->cmd, "%s needs a name, not ''", name);
+		return IQ_EXIT_USAGE;
+	}
+	if (v)
+		*out = v;
+	return 0;
+}
+
+int iq_ingest_args(const struct iq_args *a, struct iq_ingest_opts *o)
+{
+	if (time_arg(a, "--since", &o->scope.since) || time_arg(a, "--until", &o->scope.until) ||
+	    name_arg(a, "--namespace", &o->scope.ns) || name_arg(a, "--node", &o->scope.node) ||
+	    name_arg(a, "--pod", &o->scope.pod) ||
+	    size_arg(a, "--max-member-bytes", &o->max_member_bytes) ||
+	    size_arg(a, "--max-bundle-bytes", &o->max_bundle_bytes))
+		return IQ_EXIT_USAGE;
+	o->scoped = o->scope.since != IQ_TIME_NONE || o->scope.until != IQ_TIME_NONE || o->scope.ns ||
+		    o->scope.node || o->scope.pod;
+	const char *tz = iq_arg(a, "--tz");
+	if (tz) {
+		struct iq_diag d = {{0}};
+		if (!*tz) {
+			iq_usage_error(a->cmd, "--tz needs a zone: UTC, an offset such as +03:00, or a name"
+				       " such as Europe/Istanbul");
+			return IQ_EXIT_USAGE;
+		}
+		if (iq_time_set_default_zone(tz, &d)) {
+			iq_usage_error(a->cmd, "--tz: %s", d.msg);
+			return IQ_EXIT_USAGE;
+		}
+		o->tz_given = 1;
+	}
+	const char *j = iq_arg(a, "--jobs");
+	if (j) {
+		char *end = NULL;
+		long v = strtol(j, &end, 10);
+		if (!*j || *end || v < 1 || v > 64) {
+			iq_usage_error(a->cmd, "--jobs takes a number of parser threads from 1 to 64, not '%s'",
+				       j);
+			return IQ_EXIT_USAGE;
+		}
+		o->jobs = (int)v;
+	}
+	o->quiet = iq_arg_has(a, "--quiet");
+	o->rules = iq_arg_all(a, "--rules", &o->nrules);
+	return 0;
+}
+
+int iq_cmd_ingest(const struct iq_args *a)
+{
+	const char *db = iq_arg(a, "--db");
+	int rc, stats = iq_arg_has(a, "--stats");
+	struct iq_ingest_opts io;
+	struct iq_progress pg;
 	struct iq_stage_times times = {0};
 	double wall0 = iq_wall_seconds();
 	iq_ingest_opts_init(&io);
-	for (int i = 1; i < argc; i++) {
-		if (iq_ingest_option("ingest", argc, argv, &i, &io, &bad))
-			continue;
-		if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
-			db = argv[++i];
-		else if (strcmp(argv[i], "--rules") == 0 && i + 1 < argc)
-			rules[nr++] = argv[++i];
-		else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
-			io.quiet = 1;
-		else if (strcmp(argv[i], "--stats") == 0)
-			stats = 1;
-		else if (argv[i][0] == '-' && argv[i][1]) {
-			iq_errorf("ingest: unknown option '%s'", argv[i]);
-			bad = 1;
-			break;
-		} else
-			bundles[nb++] = argv[i];
-	}
-	if (bad || !db || nb == 0) {
-		iq_usage_of("ingest");
-		rc = IQ_EXIT_USAGE;
-		goto out;
-	}
+	if (iq_ingest_args(a, &io))
+		return IQ_EXIT_USAGE;
+	iq_progress_init(&pg, io.quiet);
+	io.progress = &pg;
 	struct iq_ruleset rs;
+	int mrc = iq_output_file(a, "--db", "the database file to fill", db);
+	if (mrc)
+		return mrc;
 	iq_rules_init(&rs);
-	io.rules = rules;
-	io.nrules = nr;
 	if (stats)
 		io.timing = &times;
-	rc = iq_load_rules(&rs, rules, nr);
+	rc = iq_rules_load_checked(&rs, io.rules, io.nrules);
 	if (!rc) {
 		struct iq_store *s;
 		struct iq_diag d = {{0}};
@@ -256,7 +239,7 @@ int iq_cmd_ingest(int argc, char **argv)
 			rc = IQ_EXIT_INPUT;
 		} else {
 			iq_signals_install();
-			rc = iq_ingest_run(s, &rs, bundles, nb, &io);
+			rc = iq_ingest_run(s, &rs, a->pos, a->npos, &io);
 			if (iq_store_close(s) == 0 && fresh && rename(tmp, db) != 0) {
 				iq_errorf("cannot rename '%s' to '%s': %s", tmp, db, strerror(errno));
 				rc = IQ_EXIT_INPUT;
@@ -266,8 +249,5 @@ int iq_cmd_ingest(int argc, char **argv)
 		}
 	}
 	iq_rules_release(&rs);
-out:
-	free(bundles);
-	free(rules);
 	return rc;
 }

@@ -1,4 +1,4 @@
-/* cmd_parse.c: `inquest parse [--format NAME] [--path P] FILE`: the records
+/* cmd_parse.c: `inquest parse [--format NAME] [--path P] [--mtime T] FILE`: the records
  * one format makes of a plain file, one JSON object a line. The parser
  * table tests (fixtures/lines/<format>/) compare this output. */
 #include <errno.h>
@@ -254,25 +254,23 @@ static ssize_t read_file(void *src, void *buf, size_t n, struct iq_diag *d)
 	return (ssize_t)got;
 }
 
-int iq_cmd_parse(int argc, char **argv)
+int iq_cmd_parse(const struct iq_args *a)
 {
-	const char *fmt = NULL, *file = NULL, *pathhint = NULL;
-	const char *mtime = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
-			fmt = argv[++i];
-		else if (strcmp(argv[i], "--path") == 0 && i + 1 < argc)
-			pathhint = argv[++i];
-		else if (strcmp(argv[i], "--mtime") == 0 && i + 1 < argc)
-			mtime = argv[++i];
-		else if (argv[i][0] == '-' && argv[i][1]) {
-			iq_usage_of("parse");
-			return IQ_EXIT_USAGE;
-		} else
-			file = argv[i];
+	const char *fmt = iq_arg(a, "--format"), *file = a->pos[0], *pathhint = iq_arg(a, "--path");
+	const char *mtime = iq_arg(a, "--mtime");
+	if (fmt && !iq_format_find(fmt)) {
+		const char *names[64];
+		size_t n = 0;
+		for (size_t i = 0; i < iq_format_count() && n < IQ_ARRAY_LEN(names); i++)
+			names[n++] = iq_format_at(i)->name;
+		const char *sug = iq_suggest(fmt, names, n);
+		iq_usage_error(a->cmd, "unknown format '%s'%s%s%s", fmt, sug ? "; did you mean '" : "",
+			       sug ? sug : "", sug ? "'?" : " (see the Formats table of the README)");
+		return IQ_EXIT_USAGE;
 	}
-	if (!file) {
-		iq_usage_of("parse");
+	int64_t mt = IQ_TIME_NONE;
+	if (mtime && iq_time_parse_arg(mtime, &mt) != 0) {
+		iq_usage_error(a->cmd, "--mtime takes an RFC 3339 time or a date, not '%s'", mtime);
 		return IQ_EXIT_USAGE;
 	}
 	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
@@ -287,26 +285,12 @@ int iq_cmd_parse(int argc, char **argv)
 	char why[256];
 	if (fmt) {
 		format = iq_format_find(fmt);
-		if (!format) {
-			iq_errorf("unknown format '%s'", fmt);
-			free(head);
-			if (f != stdin)
-				fclose(f);
-			return IQ_EXIT_USAGE;
-		}
 	} else {
 		format = iq_sniff(path, head, n, why, sizeof why);
 		if (!format)
 			format = iq_format_find("plain");
 	}
-	struct iq_parse_ctx ctx = {.path = path, .mtime = IQ_TIME_NONE};
-	if (mtime && iq_time_parse_arg(mtime, &ctx.mtime) != 0) {
-		iq_errorf("--mtime: not a time: '%s'", mtime);
-		free(head);
-		if (f != stdin)
-			fclose(f);
-		return IQ_EXIT_USAGE;
-	}
+	struct iq_parse_ctx ctx = {.path = path, .mtime = mt};
 	iq_path_ident(path, &ctx.file_id);
 	ctx.sink.record = on_record;
 	ctx.sink.skip = on_skip;

@@ -39,40 +39,20 @@ static char *charts_beside(const char *path)
 	return dir;
 }
 
-int iq_cmd_report(int argc, char **argv)
+int iq_cmd_report(const struct iq_args *a)
 {
-	const char *db = NULL, *format = "md", *lang = "en", *out = NULL;
-	int usage = 0, rc = IQ_EXIT_OK;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
-			db = argv[++i];
-		else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
-			format = argv[++i];
-		else if (strcmp(argv[i], "--lang") == 0 && i + 1 < argc)
-			lang = argv[++i];
-		else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) && i + 1 < argc)
-			out = argv[++i];
-		else {
-			iq_errorf("report: unknown argument '%s'", argv[i]);
-			usage = 1;
-		}
-	}
-	if (strcmp(format, "md") != 0 && strcmp(format, "json") != 0 && strcmp(format, "text") != 0) {
-		iq_errorf("report: --format takes md, json or text, not '%s'", format);
-		usage = 1;
-	}
-	if (strcmp(lang, "en") != 0 && strcmp(lang, "tr") != 0) {
-		iq_errorf("report: --lang takes en or tr, not '%s'", lang);
-		usage = 1;
-	}
-	if (usage || !db) {
-		if (!db && !usage)
-			iq_errorf("report: --db FILE is required");
-		iq_usage_of("report");
-		return IQ_EXIT_USAGE;
-	}
+	const char *db = iq_arg(a, "--db"), *format = iq_arg(a, "--format"), *lang = iq_arg(a, "--lang");
+	const char *out = iq_arg(a, "-o");
+	int rc = IQ_EXIT_OK;
+	if (!format)
+		format = "md";
+	if (!lang)
+		lang = "en";
 	struct iq_diag d = {{0}};
 	struct iq_store *s = NULL;
+	int mrc = out ? iq_output_file(a, "-o", "the file to write the report to", out) : 0;
+	if (mrc)
+		return mrc;
 	if (iq_store_open(db, 1, &s, &d)) {
 		iq_errorf("%s", d.msg);
 		return IQ_EXIT_INPUT;

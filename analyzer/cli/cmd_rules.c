@@ -3,14 +3,18 @@
  * grep over plain files. Without PACK arguments the packs shipped inside
  * the binary are used; with them, the shipped shared definitions are
  * loaded first so that references resolve. */
+/* realpath() is POSIX.1-2008 base, but glibc declares it for XSI only. */
+#define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../bundle/bundle.h"
 #include "../rules/rules.h"
 #include "cli.h"
+#include "pipeline.h"
 
 /* Loads the shipped packs, or only the given files/directories. */
 static int load(struct iq_ruleset *rs, int argc, char **argv)
@@ -303,23 +307,8 @@ static void explain_pack(const struct iq_pack *p, const char *id, const char *la
 	}
 }
 
-static int cmd_explain(struct iq_ruleset *rs, int argc, char **argv)
+static int cmd_explain(struct iq_ruleset *rs, const char *lang, char **args)
 {
-	const char *lang = "en";
-	int n = 0;
-	char *args[2] = {NULL, NULL};
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--lang") == 0 && i + 1 < argc)
-			lang = argv[++i];
-		else if (n < 2)
-			args[n++] = argv[i];
-		else
-			n = 3;
-	}
-	if (n < 1 || n > 2) {
-		iq_errorf("usage: inquest rules explain PACK [ID] [--lang en|tr]");
-		return IQ_EXIT_USAGE;
-	}
 	struct stat st;
 	int rc = stat(args[0], &st) == 0 ? load(rs, 1, args) : load(rs, 0, NULL);
 	if (rc)
@@ -380,40 +369,150 @@ static int on_hit(void *u, const char *pack, const char *signal, const char *cap
 	return 0;
 }
 
-static int match_stream(struct iq_ruleset *rs, const char *name, FILE *f, struct hits *h)
+/* One file being grepped: where its lines go, and what the run found. */
+struct grep {
+	struct iq_ruleset *rs;
+	struct hits *h;
+	const char *name;   /* as printed: FILE, or FILE!member */
+	char *esc;          /* the escaped line */
+	size_t esccap;
+	long matched;       /* lines that matched, in all files */
+	int error;          /* an input could not be read whole: exit 2 */
+};
+
+static int grep_line(void *u, long lineno, const char *line, size_t n, int truncated)
 {
-	char *line = NULL, *esc = NULL;
-	size_t cap = 0, esccap = 0;
-	ssize_t got;
-	long lineno = 0;
-	while ((got = getline(&line, &cap, f)) >= 0) {
-		size_t n = (size_t)got;
-		lineno++;
-		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-			n--;
-		struct iq_record r;
-		iq_record_init(&r, IQ_KIND_LOG);
-		r.line = lineno;
-		r.nlines = 1;
-		r.text = iq_str_make(line, n);
-		iq_buf_reset(&h->ids);
-		iq_buf_reset(&h->explain);
-		iq_rules_match(rs, &r, on_hit, h);
-		if (!h->ids.len)
-			continue;
-		if (esccap < n * 4 + 1) {
-			esccap = n * 4 + 1;
-			free(esc);
-			esc = iq_xmalloc(esccap);
-		}
-		iq_escape_display(esc, esccap, line, n);
-		printf("%s:%ld\t%s\t%s\n", name, lineno, h->ids.p, esc);
-		if (h->explain.len)
-			fputs(h->explain.p, stdout);
+	struct grep *g = u;
+	struct hits *h = g->h;
+	IQ_UNUSED(truncated);
+	struct iq_record r;
+	iq_record_init(&r, IQ_KIND_LOG);
+	r.line = lineno;
+	r.nlines = 1;
+	r.text = iq_str_make(line, n);
+	iq_buf_reset(&h->ids);
+	iq_buf_reset(&h->explain);
+	iq_rules_match(g->rs, &r, on_hit, h);
+	if (!h->ids.len)
+		return 0;
+	if (g->esccap < n * 4 + 1) {
+		g->esccap = n * 4 + 1;
+		free(g->esc);
+		g->esc = iq_xmalloc(g->esccap);
 	}
-	free(line);
-	free(esc);
-	return ferror(f) ? -1 : 0;
+	iq_escape_display(g->esc, g->esccap, line, n);
+	printf("%s:%ld\t%s\t%s\n", g->name, lineno, h->ids.p, g->esc);
+	if (h->explain.len)
+		fputs(h->explain.p, stdout);
+	g->matched++;
+	return 0;
+}
+
+/* Greps a stream of bytes (read by more, as iq_member_read) line by line. */
+static void grep_stream(struct grep *g, ssize_t (*more)(void *src, char *buf, size_t n, struct iq_diag *d),
+			void *src)
+{
+	static char buf[65536];
+	struct iq_lines l;
+	struct iq_diag d = {{0}};
+	ssize_t got;
+	iq_lines_init(&l, IQ_MAX_LINE);
+	iq_rules_set_source(g->rs, g->name);
+	while ((got = more(src, buf, sizeof buf, &d)) > 0)
+		iq_lines_feed(&l, buf, (size_t)got, grep_line, g);
+	iq_lines_finish(&l, grep_line, g);
+	iq_lines_release(&l);
+	if (got < 0) {
+		char esc[1024];
+		iq_escape_display(esc, sizeof esc, g->name, strlen(g->name));
+		iq_errorf("%s:%ld: %s (read stopped)", esc, l.lineno, d.msg);
+		g->error = 1;
+	}
+}
+
+static ssize_t member_more(void *src, char *buf, size_t n, struct iq_diag *d)
+{
+	return iq_member_read(src, buf, n, d);
+}
+
+/* A file given to match, and how the walker names it (its last path
+ * component): members are printed under the name given. */
+struct grep_arg {
+	struct grep *g;
+	const char *given;  /* trailing slashes removed */
+	const char *base;   /* the walker's name of it */
+};
+
+/* path, a walker's name under the file given, as the user named it. */
+static void given_name(const struct grep_arg *ga, const char *path, struct iq_buf *out)
+{
+	size_t bl = strlen(ga->base);
+	if (strncmp(path, ga->base, bl) == 0 && path[bl] && strchr("!/", path[bl]))
+		iq_buf_printf(out, "%s%s", ga->given, path + bl);
+	else if (strcmp(path, ga->base) == 0)
+		iq_buf_adds(out, ga->given);
+	else
+		iq_buf_adds(out, path);
+}
+
+static int grep_member(struct iq_member *m, void *u)
+{
+	struct grep_arg *ga = u;
+	struct iq_buf name;
+	iq_buf_init(&name);
+	given_name(ga, m->path, &name);
+	ga->g->name = name.p;
+	grep_stream(ga->g, member_more, m);
+	ga->g->name = NULL;
+	iq_buf_release(&name);
+	return 0;
+}
+
+/* The walker's problems: data lost or cut is an error, as grep's exit 2;
+ * a link not followed is said only. */
+static void grep_problem(const char *path, const char *msg, int kind, void *u)
+{
+	struct grep_arg *ga = u;
+	char esc[1024], emsg[1024];
+	struct iq_buf name;
+	iq_buf_init(&name);
+	given_name(ga, path, &name);
+	iq_escape_display(esc, sizeof esc, name.p, name.len);
+	iq_buf_release(&name);
+	iq_escape_display(emsg, sizeof emsg, msg, strlen(msg));
+	if (kind == IQ_PROBLEM_SKIPPED) {
+		iq_warnf("%s: %s", esc, emsg);
+	} else {
+		iq_errorf("%s: %s", esc, emsg);
+		ga->g->error = 1;
+	}
+}
+
+/* Greps FILE ("-": stdin): whatever the walker makes of it (a plain file,
+ * a directory, an archive, a compressed file). */
+static void grep_path(struct grep *g, const char *path)
+{
+	char *given = iq_xstrdup(path);
+	size_t n = strlen(given);
+	while (n > 1 && given[n - 1] == '/')
+		given[--n] = '\0';
+	const char *slash = strrchr(given, '/');
+	struct grep_arg ga = {g, given, strcmp(path, "-") == 0 ? "stdin" : slash ? slash + 1 : given};
+	char *real = NULL;
+	if (strcmp(ga.base, ".") == 0 || strcmp(ga.base, "..") == 0) {
+		/* the walker names "." after the folder it is */
+		real = realpath(given, NULL);
+		if (real)
+			ga.base = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
+	}
+	struct iq_walk_opts o = {.problem = grep_problem, .u = &ga};
+	struct iq_diag d = {{0}};
+	if (iq_bundle_walk(path, &o, grep_member, &d)) {
+		iq_errorf("%s", d.msg);
+		g->error = 1;
+	}
+	free(real);
+	free(given);
 }
 
 /* Lines a signal could not decide (a PCRE2 limit) are not silently "no
@@ -426,35 +525,24 @@ static void warn_limit_hit(void *u, const struct iq_limit_hit *lh)
 	fprintf(stderr, "%s:%d:%d: warning: %s\n", lh->file, lh->line, lh->col, esc);
 }
 
-static int cmd_match(struct iq_ruleset *rs, int argc, char **argv)
+static int cmd_match(struct iq_ruleset *rs, const struct iq_args *a)
 {
 	struct hits h = {0};
-	char **paths = iq_xcalloc((size_t)argc + 1, sizeof *paths);
+	int npacks, rc = 0, nfiles = a->npos;
+	char **argv = a->pos;
+	const char *const *packs = iq_arg_all(a, "--pack", &npacks);
+	char **paths = iq_xcalloc((size_t)npacks + 1, sizeof *paths);
 	size_t npaths = 0;
-	int nfiles = 0, rc = 0;
-	h.packs = iq_xcalloc((size_t)argc + 1, sizeof *h.packs);
+	h.packs = iq_xcalloc((size_t)npacks + 1, sizeof *h.packs);
+	h.want_explain = iq_arg_has(a, "--explain");
 	iq_buf_init(&h.ids);
 	iq_buf_init(&h.explain);
-	for (int i = 0; i < argc; i++) {
+	for (int i = 0; i < npacks; i++) {
 		struct stat st;
-		if (strcmp(argv[i], "--explain") == 0) {
-			h.want_explain = 1;
-		} else if (strcmp(argv[i], "--pack") == 0 && i + 1 < argc) {
-			i++;
-			if (stat(argv[i], &st) == 0)
-				paths[npaths++] = argv[i];
-			else
-				h.packs[h.npacks++] = argv[i];
-		} else if (strncmp(argv[i], "--", 2) == 0 && argv[i][2]) {
-			iq_errorf("unknown option '%s' of 'rules match'", argv[i]);
-			rc = IQ_EXIT_USAGE;
-		} else {
-			argv[nfiles++] = argv[i];
-		}
-	}
-	if (!rc && nfiles == 0) {
-		iq_errorf("usage: inquest rules match [--pack PACK]... [--explain] FILE...");
-		rc = IQ_EXIT_USAGE;
+		if (stat(packs[i], &st) == 0)
+			paths[npaths++] = (char *)packs[i];
+		else
+			h.packs[h.npacks++] = (char *)packs[i];
 	}
 	if (!rc)
 		rc = load(rs, (int)npaths, paths);
@@ -463,22 +551,13 @@ static int cmd_match(struct iq_ruleset *rs, int argc, char **argv)
 			iq_errorf("no rule pack '%s' (see inquest rules list)", h.packs[i]);
 			rc = IQ_EXIT_USAGE;
 		}
-	for (int i = 0; !rc && i < nfiles; i++) {
-		int is_stdin = strcmp(argv[i], "-") == 0;
-		FILE *f = is_stdin ? stdin : fopen(argv[i], "rb");
-		if (!f) {
-			iq_errorf("cannot open '%s': %s", argv[i], strerror(errno));
-			rc = IQ_EXIT_INPUT;
-			continue;
-		}
-		iq_rules_set_source(rs, argv[i]);
-		if (match_stream(rs, argv[i], f, &h)) {
-			iq_errorf("error reading '%s'", argv[i]);
-			rc = IQ_EXIT_INPUT;
-		}
-		if (!is_stdin)
-			fclose(f);
-	}
+	struct grep g = {rs, &h, NULL, NULL, 0, 0, 0};
+	for (int i = 0; !rc && i < nfiles; i++)
+		grep_path(&g, argv[i]);
+	free(g.esc);
+	/* grep's exit status: 0 a line matched, 1 none did, 2 an error */
+	if (!rc)
+		rc = g.error ? IQ_EXIT_USAGE : g.matched ? IQ_EXIT_OK : IQ_EXIT_VERDICT;
 	iq_rules_set_source(rs, NULL);
 	iq_rules_limit_hits(rs, warn_limit_hit, NULL, 1);
 	iq_buf_release(&h.ids);
@@ -488,36 +567,68 @@ static int cmd_match(struct iq_ruleset *rs, int argc, char **argv)
 	return rc;
 }
 
-int iq_cmd_rules(int argc, char **argv)
+int iq_rules_load_checked(struct iq_ruleset *rs, const char *const *paths, int npaths)
 {
-	if (argc < 2) {
-		iq_usage_of("rules");
-		return IQ_EXIT_USAGE;
+	long errors = 0, warnings = 0;
+	if (npaths) {
+		/* the same check as `rules lint PACK...`, on a ruleset of its own */
+		struct iq_ruleset lint;
+		struct iq_diag d = {{0}};
+		iq_rules_init(&lint);
+		if (iq_rules_load_builtin_shared(&lint, &d) == 0)
+			for (int i = 0; i < npaths; i++)
+				iq_rules_lint_path(&lint, paths[i], stderr, &errors, &warnings);
+		iq_rules_release(&lint);
 	}
-	const char *verb = argv[1];
+	if (errors) {
+		iq_errorf("%ld error%s in the rule pack%s of --rules, as 'inquest rules lint' reports"
+			  " them: nothing was run", errors, errors == 1 ? "" : "s", npaths == 1 ? "" : "s");
+		return IQ_EXIT_RULES;
+	}
+	return iq_load_rules(rs, paths, npaths);
+}
+
+/* Runs fn on a fresh ruleset. */
+static int with_rules(int (*fn)(struct iq_ruleset *rs, const struct iq_args *a),
+		      const struct iq_args *a)
+{
 	struct iq_ruleset rs;
 	iq_rules_init(&rs);
-	int rc;
-	if (strcmp(verb, "list") == 0) {
-		rc = cmd_list(&rs, argc - 2, argv + 2);
-	} else if (strcmp(verb, "lint") == 0) {
-		rc = cmd_lint(&rs, argc - 2, argv + 2);
-	} else if (strcmp(verb, "test") == 0) {
-		rc = load(&rs, argc - 2, argv + 2);
-		if (rc == 0) {
-			long passed = 0, failed = 0;
-			iq_rules_test(&rs, stdout, &passed, &failed);
-			printf("rules: %ld passed, %ld failed\n", passed, failed);
-			rc = failed ? IQ_EXIT_RULES : IQ_EXIT_OK;
-		}
-	} else if (strcmp(verb, "explain") == 0) {
-		rc = cmd_explain(&rs, argc - 2, argv + 2);
-	} else if (strcmp(verb, "match") == 0) {
-		rc = cmd_match(&rs, argc - 2, argv + 2);
-	} else {
-		iq_errorf("unknown 'rules' verb '%s' (list, lint, test, explain, match)", verb);
-		rc = IQ_EXIT_USAGE;
-	}
+	int rc = fn(&rs, a);
 	iq_rules_release(&rs);
 	return rc;
 }
+
+static int run_list(struct iq_ruleset *rs, const struct iq_args *a)
+{
+	return cmd_list(rs, a->npos, a->pos);
+}
+
+static int run_lint(struct iq_ruleset *rs, const struct iq_args *a)
+{
+	return cmd_lint(rs, a->npos, a->pos);
+}
+
+static int run_test(struct iq_ruleset *rs, const struct iq_args *a)
+{
+	int rc = load(rs, a->npos, a->pos);
+	if (rc)
+		return rc;
+	long passed = 0, failed = 0;
+	iq_rules_test(rs, stdout, &passed, &failed);
+	printf("rules: %ld passed, %ld failed\n", passed, failed);
+	return failed ? IQ_EXIT_RULES : IQ_EXIT_OK;
+}
+
+static int run_explain(struct iq_ruleset *rs, const struct iq_args *a)
+{
+	char *args[2] = {a->pos[0], a->npos > 1 ? a->pos[1] : NULL};
+	const char *lang = iq_arg(a, "--lang");
+	return cmd_explain(rs, lang ? lang : "en", args);
+}
+
+int iq_cmd_rules_list(const struct iq_args *a) { return with_rules(run_list, a); }
+int iq_cmd_rules_lint(const struct iq_args *a) { return with_rules(run_lint, a); }
+int iq_cmd_rules_test(const struct iq_args *a) { return with_rules(run_test, a); }
+int iq_cmd_rules_explain(const struct iq_args *a) { return with_rules(run_explain, a); }
+int iq_cmd_rules_match(const struct iq_args *a) { return with_rules(cmd_match, a); }

@@ -7,9 +7,10 @@
 #include "../parse/parse.h"
 #include "cli.h"
 
-static void problem(const char *path, const char *msg, void *u)
+static void problem(const char *path, const char *msg, int kind, void *u)
 {
 	IQ_UNUSED(u);
+	IQ_UNUSED(kind);
 	char esc[1024], emsg[1024];
 	iq_escape_display(esc, sizeof esc, path, strlen(path));
 	/* the message may quote the bundle too (a link's target) */
@@ -37,14 +38,11 @@ static int on_member(struct iq_member *m, void *u)
 	return 0;
 }
 
-int iq_cmd_sniff(int argc, char **argv)
+int iq_cmd_sniff(const struct iq_args *a)
 {
-	if (argc < 2) {
-		iq_usage_of("sniff");
-		return IQ_EXIT_USAGE;
-	}
 	int status = IQ_EXIT_OK;
-	for (int i = 1; i < argc; i++) {
+	char **argv = a->pos;
+	for (int i = 0; i < a->npos; i++) {
 		struct iq_diag d = {{0}};
 		struct iq_walk_opts o = {.problem = problem};
 		int rc = iq_bundle_walk(argv[i], &o, on_member, &d);

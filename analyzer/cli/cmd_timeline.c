@@ -10,11 +10,12 @@
 #include <string.h>
 
 #include "../report/report.h"
+#include "../rules/rules.h"
 #include "../store/store.h"
 #include "cli.h"
 
 struct filt {
-	const char *since, *until, *ns, *node, *pod, *tag, *format, *window;
+	const char *ns, *node, *pod, *tag, *format, *window;
 	int all;
 	long limit;
 };
@@ -50,42 +51,80 @@ static void md_field(const char *s)
 	}
 }
 
-static int parse_args(int argc, char **argv, const char **db, struct filt *f)
+static int parse_limit(const struct iq_args *a, long *limit)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--all")) {
-			f->all = 1;
-			continue;
-		}
-		if (!v)
-			return -1;
-		if (!strcmp(a, "--db"))
-			*db = v;
-		else if (!strcmp(a, "--since"))
-			f->since = v;
-		else if (!strcmp(a, "--until"))
-			f->until = v;
-		else if (!strcmp(a, "--namespace"))
-			f->ns = v;
-		else if (!strcmp(a, "--node"))
-			f->node = v;
-		else if (!strcmp(a, "--pod"))
-			f->pod = v;
-		else if (!strcmp(a, "--tag"))
-			f->tag = v;
-		else if (!strcmp(a, "--format"))
-			f->format = v;
-		else if (!strcmp(a, "--window"))
-			f->window = v;
-		else if (!strcmp(a, "--limit"))
-			f->limit = strtol(v, NULL, 10);
-		else
-			return -1;
-		i++;
+	const char *v = iq_arg(a, "--limit");
+	char *end = NULL;
+	if (!v)
+		return 0;
+	*limit = strtol(v, &end, 10);
+	if (!*v || *end || *limit < 1) {
+		iq_usage_error(a->cmd, "--limit takes a number of records greater than 0, not '%s'", v);
+		return IQ_EXIT_USAGE;
 	}
-	return *db ? 0 : -1;
+	return 0;
+}
+
+/* The signal ids a --tag may name: those the database holds matches of,
+ * and those of the packs built in (a signal that matched nothing is
+ * known, its timeline empty). Adds them to ids (caller frees each). */
+static void known_signals(struct iq_store *s, char ***ids, size_t *n)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT DISTINCT signal FROM signal_matches", -1, &q, NULL) ==
+	    SQLITE_OK) {
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			*ids = iq_xrealloc(*ids, (*n + 1) * sizeof **ids);
+			(*ids)[(*n)++] = iq_xstrdup((const char *)sqlite3_column_text(q, 0));
+		}
+		sqlite3_finalize(q);
+	}
+	struct iq_ruleset rs;
+	struct iq_diag d = {{0}};
+	iq_rules_init(&rs);
+	if (iq_rules_load_builtin(&rs, &d) == 0)
+		for (size_t i = 0; i < rs.nshared + rs.npacks; i++) {
+			const struct iq_pack *p = i < rs.nshared ? rs.shared[i] : rs.packs[i - rs.nshared];
+			for (int sec = 0; sec < IQ_SEC_COUNT; sec++)
+				for (size_t j = 0; j < iq_pack_section_count(p, (enum iq_section)sec); j++) {
+					*ids = iq_xrealloc(*ids, (*n + 1) * sizeof **ids);
+					(*ids)[(*n)++] = iq_xstrdup(
+						iq_signal_id(iq_pack_section_signal(p, (enum iq_section)sec, j)));
+				}
+		}
+	iq_rules_release(&rs);
+}
+
+/* An unknown --tag is a usage error, with the closest known signal;
+ * a known one that matched nothing is said on stderr. 0 or the status. */
+static int check_tag(const struct iq_args *a, struct iq_store *s, const char *tag)
+{
+	char **ids = NULL;
+	size_t n = 0, in_db = 0;
+	int known = 0, rc = 0;
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(iq_store_db(s), "SELECT count(*) FROM signal_matches WHERE signal = ?1", -1, &q,
+			       NULL) == SQLITE_OK) {
+		sqlite3_bind_text(q, 1, tag, -1, SQLITE_STATIC);
+		if (sqlite3_step(q) == SQLITE_ROW)
+			in_db = (size_t)sqlite3_column_int64(q, 0);
+		sqlite3_finalize(q);
+	}
+	known_signals(s, &ids, &n);
+	for (size_t i = 0; i < n; i++)
+		known |= strcmp(ids[i], tag) == 0;
+	if (!known) {
+		const char *sug = iq_suggest(tag, (const char *const *)ids, n);
+		iq_usage_error(a->cmd, "--tag: no signal '%s'%s%s%s (inquest rules list shows them)", tag,
+			       sug ? "; did you mean '" : "", sug ? sug : "", sug ? "'?" : "");
+		rc = IQ_EXIT_USAGE;
+	} else if (!in_db) {
+		iq_errorf("timeline: no record of this database matched signal '%s'", tag);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	return rc;
 }
 
 /* Narrows [*since, *until] (IQ_TIME_NONE: not given) to the incident
@@ -127,21 +166,29 @@ static int window_bounds(struct iq_store *s, int64_t *since, int64_t *until)
 	return 0;
 }
 
-int iq_cmd_timeline(int argc, char **argv)
+int iq_cmd_timeline(const struct iq_args *a)
 {
-	const char *db = NULL;
+	const char *db = iq_arg(a, "--db");
 	struct filt f = {.format = "text", .limit = 10000};
-	if (parse_args(argc, argv, &db, &f) != 0 ||
-	    (strcmp(f.format, "text") && strcmp(f.format, "md") && strcmp(f.format, "json") &&
-	     strcmp(f.format, "csv")) || (f.window && strcmp(f.window, "incident"))) {
-		iq_usage_of("timeline");
+	f.ns = iq_arg(a, "--namespace");
+	f.node = iq_arg(a, "--node");
+	f.pod = iq_arg(a, "--pod");
+	f.tag = iq_arg(a, "--tag");
+	f.window = iq_arg(a, "--window");
+	f.all = iq_arg_has(a, "--all");
+	if (iq_arg(a, "--format"))
+		f.format = iq_arg(a, "--format");
+	if (parse_limit(a, &f.limit))
 		return IQ_EXIT_USAGE;
-	}
 	int64_t since = IQ_TIME_NONE, until = IQ_TIME_NONE;
-	if ((f.since && iq_time_parse_arg(f.since, &since)) || (f.until && iq_time_parse_arg(f.until, &until))) {
-		iq_errorf("timeline: --since/--until take RFC 3339 times (2026-11-30T14:12:00Z) or dates");
-		return IQ_EXIT_USAGE;
-	}
+	const char *ts[2] = {iq_arg(a, "--since"), iq_arg(a, "--until")};
+	int64_t *tv[2] = {&since, &until};
+	for (int i = 0; i < 2; i++)
+		if (ts[i] && iq_time_parse_arg(ts[i], tv[i])) {
+			iq_usage_error(a->cmd, "%s takes an RFC 3339 time (2026-11-30T14:12:00Z) or a date,"
+				       " not '%s'", i ? "--until" : "--since", ts[i]);
+			return IQ_EXIT_USAGE;
+		}
 	struct iq_store *s;
 	struct iq_diag d = {{0}};
 	if (iq_store_open(db, 1, &s, &d)) {
@@ -151,6 +198,11 @@ int iq_cmd_timeline(int argc, char **argv)
 	if (f.window && window_bounds(s, &since, &until)) {
 		iq_store_close(s);
 		return IQ_EXIT_INPUT;
+	}
+	int trc = f.tag ? check_tag(a, s, f.tag) : 0;
+	if (trc) {
+		iq_store_close(s);
+		return trc;
 	}
 	sqlite3_stmt *q;
 	const char *sql =

@@ -40,15 +40,6 @@ int iq_cli_size(const char *s, int64_t *out)
 	return 0;
 }
 
-int iq_size_option(const char *cmd, const char *opt, const char *val, int64_t *out)
-{
-	if (iq_cli_size(val, out) == 0)
-		return 0;
-	iq_errorf("%s: %s takes a size in bytes greater than 0, with an optional unit"
-		  " (K, M, G, T: 1024-based), like 512M or 8G; not '%s'", cmd, opt, val);
-	return IQ_ERR_USAGE;
-}
-
 static void on_signal(int sig)
 {
 	stop_signal = sig;

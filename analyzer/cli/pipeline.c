@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +51,7 @@ struct job {
 	enum job_kind kind;
 	char *path;                /* owned */
 	char *msg;                 /* JOB_PROBLEM: what went wrong (owned) */
+	int problem_kind;          /* JOB_PROBLEM: enum iq_problem_kind */
 	int64_t mtime;
 	const struct iq_format *f; /* NULL: not parsed */
 	char why[256];
@@ -117,6 +119,11 @@ struct pipe {
 	const struct iq_scope *scope; /* NULL: keep everything */
 	struct seen_set *seen;      /* the writer's */
 	double walk_cpu_s;
+	/* the progress line (NULL: none), drawn by the writer from the
+	 * walker's position (read_bytes of read_total, under the lock) */
+	struct iq_progress *progress;
+	struct iq_ingest_stats *st;
+	int64_t read_bytes, read_total;
 };
 
 static void lock(struct pipe *p)
@@ -160,6 +167,13 @@ static void wait_change(struct pipe *p, enum role role)
 		t.tv_nsec -= 1000000000L;
 	}
 	pthread_cond_timedwait(&p->cv[role_index(role)], &p->mu, &t);
+	/* a writer waiting long (a big member skipped, a slow parser) still
+	 * shows that the walker moves */
+	if (role == WRITER && p->progress) {
+		p->progress->total = p->read_total;
+		iq_progress_tick(p->progress, p->read_bytes, p->st->files + p->st->files_already,
+				 p->st->records, 0);
+	}
 	if (iq_interrupted() && !p->abort) {
 		p->abort = 1;
 		wake(p, EVERYONE);
@@ -243,11 +257,33 @@ static int cmp_done(const void *key, const void *elem)
 
 /* ---- the walker ---- */
 
-static void walk_problem(const char *path, const char *msg, void *u)
+static void walk_progress(int64_t read, int64_t total, void *u)
+{
+	struct pipe *p = u;
+	lock(p);
+	p->read_bytes = read;
+	p->read_total = total;
+	unlock(p);
+}
+
+/* The progress line, from the writer (the lock not held). */
+static void progress_tick(struct pipe *p, int force)
+{
+	if (!p->progress)
+		return;
+	lock(p);
+	int64_t read = p->read_bytes;
+	p->progress->total = p->read_total;
+	unlock(p);
+	iq_progress_tick(p->progress, read, p->st->files + p->st->files_already, p->st->records, force);
+}
+
+static void walk_problem(const char *path, const char *msg, int kind, void *u)
 {
 	struct pipe *p = u;
 	struct job *j = iq_xcalloc(1, sizeof *j);
 	j->kind = JOB_PROBLEM;
+	j->problem_kind = kind;
 	j->path = iq_xstrdup(path);
 	j->msg = iq_xstrdup(msg);
 	lock(p);
@@ -765,10 +801,12 @@ static void seen_release(struct seen_set *ss)
 	free(ss->v);
 }
 
-static void warn_escaped(int quiet, const char *path, long line, const char *msg, const char *tail)
+static void warn_escaped(struct pipe *p, int quiet, const char *path, long line, const char *msg,
+			 const char *tail)
 {
 	if (quiet)
 		return;
+	iq_progress_clear(p->progress);
 	char esc[1024], emsg[1024];
 	iq_escape_display(esc, sizeof esc, path, strlen(path));
 	iq_escape_display(emsg, sizeof emsg, msg, strlen(msg));
@@ -884,7 +922,9 @@ static int write_file(struct pipe *p, struct iq_store *s, struct job *j, int qui
 		snprintf(st->last_why, sizeof st->last_why, "%.200s", j->read_msg);
 		char tail[64];
 		snprintf(tail, sizeof tail, " (read stopped after %lld bytes)", (long long)j->bytes);
-		warn_escaped(quiet, j->path, 0, j->read_msg, tail);
+		/* data lost: said even with --quiet */
+		warn_escaped(p, 0, j->path, 0, j->read_msg, tail);
+		st->lost++;
 	} else if (!j->f) {
 		status = j->bytes == 0 ? "empty"
 			 : strncmp(j->why, "binary", 6) == 0 ? "binary" : "unknown";
@@ -901,6 +941,7 @@ static int write_file(struct pipe *p, struct iq_store *s, struct job *j, int qui
 			batch_put(p, b);
 			if (rc)
 				return rc;
+			progress_tick(p, 0);
 		}
 		lock(p);
 		int abort = p->abort;
@@ -916,7 +957,10 @@ static int write_file(struct pipe *p, struct iq_store *s, struct job *j, int qui
 			error = (j->read_err || j->head_err) ? j->read_msg : j->parse_msg;
 			char tail[96];
 			snprintf(tail, sizeof tail, " (read stopped; %ld lines kept)", j->fs.lines_read);
-			warn_escaped(quiet, j->path, j->fs.lines_read, error, tail);
+			/* a read error lost the rest of the file: said even with --quiet */
+			int lost = j->read_err || j->head_err;
+			warn_escaped(p, quiet && !lost, j->path, j->fs.lines_read, error, tail);
+			st->lost += lost;
 		} else if (j->cut) {
 			/* the walker has a problem row saying which limit */
 			status = "cut";
@@ -1007,7 +1051,8 @@ static void on_limit_hit(void *u, const struct iq_limit_hit *h)
 
 /* Warns at each regex that hit a limit and stores a problem under its
  * pack's file, so the coverage shows the lines it could not decide. */
-static int report_limits(struct iq_store *s, struct limit_set *ls, int quiet)
+static int report_limits(struct iq_store *s, struct limit_set *ls, int quiet,
+			 struct iq_progress *progress)
 {
 	int rc = 0;
 	for (size_t i = 0; i < ls->n && !rc; i++) {
@@ -1018,6 +1063,7 @@ static int report_limits(struct iq_store *s, struct limit_set *ls, int quiet)
 			 a->first, a->first[0] ? ")" : "");
 		if (!quiet) {
 			char esc[1500];
+			iq_progress_clear(progress);
 			iq_escape_display(esc, sizeof esc, msg, strlen(msg));
 			fprintf(stderr, "%s:%d:%d: warning: %s\n", a->file, a->line, a->col, esc);
 		}
@@ -1049,9 +1095,19 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 	for (int i = 0; i < 3; i++)
 		pthread_cond_init(&p.cv[i], NULL);
 	p.bundle_path = path;
-	p.bundle = base_name(path);
+	p.bundle = strcmp(path, "-") == 0 ? "stdin" : base_name(path); /* as the walker names it */
 	p.wo.problem = walk_problem;
 	p.wo.u = &p;
+	p.progress = io->progress;
+	p.st = st;
+	p.read_total = -1;
+	if (io->progress) {
+		struct stat bst;
+		p.wo.progress = walk_progress;
+		if ((strcmp(path, "-") == 0 ? fstat(STDIN_FILENO, &bst) : stat(path, &bst)) == 0 &&
+		    S_ISREG(bst.st_mode))
+			p.read_total = bst.st_size;
+	}
 	p.wo.max_member_bytes = io->max_member_bytes;
 	p.wo.max_total_bytes = io->max_bundle_bytes;
 	p.timing = io->timing != NULL;
@@ -1115,7 +1171,10 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 			break;
 		}
 		if (j->kind == JOB_PROBLEM) {
-			warn_escaped(io->quiet, j->path, 0, j->msg, "");
+			/* --quiet keeps the ones that say data was lost or cut */
+			warn_escaped(&p, io->quiet && j->problem_kind == IQ_PROBLEM_SKIPPED, j->path, 0, j->msg, "");
+			st->lost += j->problem_kind == IQ_PROBLEM_LOST;
+			st->cut += j->problem_kind == IQ_PROBLEM_CUT;
 			rc = iq_store_problem(s, j->path, j->msg);
 		} else {
 			if (j->f && !j->already) {
@@ -1135,6 +1194,7 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 		wake(&p, rc ? EVERYONE : WALKER);
 		unlock(&p);
 		job_free(j);
+		progress_tick(&p, 0);
 	}
 	if (rc) {
 		lock(&p);
@@ -1146,6 +1206,8 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 		pthread_join(walker, NULL);
 	for (int i = 0; i < nstarted; i++)
 		pthread_join(ws[i].tid, NULL);
+	/* the bundle's last state stays on the line until the caller clears it */
+	progress_tick(&p, 1);
 	/* regexes that hit a PCRE2 limit in this bundle: the lines they could
 	 * not decide are a gap in the coverage */
 	for (int i = 0; i < nparsers; i++) {
@@ -1153,7 +1215,7 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 		iq_rules_limit_hits(ws[i].rs, on_limit_hit, &limits, 1);
 	}
 	if (rc != IQ_ERR_DB) {
-		int lrc = report_limits(s, &limits, io->quiet);
+		int lrc = report_limits(s, &limits, io->quiet, io->progress);
 		if (!rc)
 			rc = lrc;
 	}
@@ -1209,7 +1271,8 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 	return rc;
 }
 
-int iq_load_rules_quiet(struct iq_ruleset *rs, char **paths, int npaths, struct iq_diag *d)
+int iq_load_rules_quiet(struct iq_ruleset *rs, const char *const *paths, int npaths,
+			struct iq_diag *d)
 {
 	int rc = iq_rules_load_builtin(rs, d);
 	for (int i = 0; rc == 0 && i < npaths; i++)
@@ -1217,7 +1280,7 @@ int iq_load_rules_quiet(struct iq_ruleset *rs, char **paths, int npaths, struct 
 	return rc;
 }
 
-int iq_load_rules(struct iq_ruleset *rs, char **paths, int npaths)
+int iq_load_rules(struct iq_ruleset *rs, const char *const *paths, int npaths)
 {
 	struct iq_diag d = {{0}};
 	if (iq_load_rules_quiet(rs, paths, npaths, &d)) {

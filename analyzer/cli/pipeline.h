@@ -15,6 +15,8 @@ struct iq_ingest_stats {
 	long files_known;      /* files read with a recognised format */
 	long files_done;       /* files read to their end (or stored as done) in this run */
 	char last_why[256];    /* why the last unrecognised file was not read */
+	long lost;             /* problems that lost data: damaged, truncated, unreadable */
+	long cut;              /* problems that left data unread at a limit */
 };
 
 /* CPU seconds per pipeline stage (wall for ingest as a whole and for the
@@ -46,12 +48,13 @@ struct iq_ingest_opts {
 	int64_t max_member_bytes;  /* --max-member-bytes */
 	int64_t max_bundle_bytes;  /* --max-bundle-bytes */
 	int jobs;                  /* parser threads (--jobs); 0 means 1 */
-	char **rules;              /* --rules paths, loaded again for each parser */
+	const char *const *rules;  /* --rules paths, loaded again for each parser */
 	int nrules;
 	struct iq_stage_times *timing; /* NULL unless --stats */
 	struct iq_scope scope;     /* since/until IQ_TIME_NONE when not given */
 	int scoped;                /* any part of scope given */
 	int tz_given;              /* --tz named the zone of zone-less times */
+	struct iq_progress *progress; /* the progress line, NULL: none */
 };
 
 /* Reads every file of the bundle at path into s, tagging records with the
@@ -67,9 +70,10 @@ int iq_ingest_bundle(struct iq_store *s, struct iq_ruleset *rs, const char *path
 
 /* Loads the shipped packs plus each --rules path; on error prints it and
  * returns IQ_EXIT_RULES, else 0. */
-int iq_load_rules(struct iq_ruleset *rs, char **paths, int npaths);
+int iq_load_rules(struct iq_ruleset *rs, const char *const *paths, int npaths);
 /* The same without printing: returns 0 or the iq_err with d->msg. */
-int iq_load_rules_quiet(struct iq_ruleset *rs, char **paths, int npaths, struct iq_diag *d);
+int iq_load_rules_quiet(struct iq_ruleset *rs, const char *const *paths, int npaths,
+			struct iq_diag *d);
 
 /* Sets o to the defaults: no limits, no scope, --jobs as iq_default_jobs. */
 void iq_ingest_opts_init(struct iq_ingest_opts *o);

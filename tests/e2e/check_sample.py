@@ -279,11 +279,15 @@ def main():
         check(not [x for x in os.listdir(out) if x.endswith(".tmp")], "no temporary files left")
 
         # --fail-on: exit 1 when the verdict is reached, 0 otherwise.
+        # Which pattern reached which verdict is said on stderr, even with --quiet.
         p = subprocess.run([BIN, "analyze", SAMPLE, "-o", out, "--quiet", "--fail-on",
-                            "oom_no_cascade,confirmed"])
+                            "oom_no_cascade,confirmed"], capture_output=True, text=True)
         check(p.returncode == 1, "--fail-on reached exits 1", str(p.returncode))
-        p = subprocess.run([BIN, "analyze", SAMPLE, "-o", out, "--quiet", "--fail-on", "ruled_out_flood,inconclusive"])
-        check(p.returncode == 0, "--fail-on not reached exits 0", str(p.returncode))
+        check("inquest: --fail-on oom_no_cascade,confirmed: gpu-oom-cascade is confirmed (exit 1)\n" in p.stderr,
+              "--fail-on names the pattern that reached the verdict", p.stderr)
+        p = subprocess.run([BIN, "analyze", SAMPLE, "-o", out, "--quiet", "--fail-on", "ruled_out_flood,inconclusive"],
+                           capture_output=True, text=True)
+        check(p.returncode == 0 and p.stderr == "", "--fail-on not reached exits 0, silently", str(p.returncode))
 
         # Sniffing from content alone: one file of each format, renamed x.txt.
         with tarfile.open(SAMPLE) as tar:

@@ -32,7 +32,7 @@ expect 3 "'$tmp/nul.bin': nothing to analyze: binary" "$bin" analyze "$tmp/nul.b
 expect 3 "'$tmp/missing.tgz'" "$bin" ingest "$tmp/missing.tgz" --db "$tmp/x.db"
 expect 2 "usage: inquest analyze" "$bin" analyze
 expect 2 "unknown command 'frobnicate'" "$bin" frobnicate
-expect 2 "fail-on takes verdicts" "$bin" analyze "$tmp/empty.log" --fail-on sometimes
+expect 2 "no pattern has a verdict 'sometimes'" "$bin" analyze "$tmp/empty.log" --fail-on sometimes
 expect 3 "cannot open database\|not an inquest database" "$bin" query --db "$tmp/none.db" "SELECT 1"
 # a text file that only claims to be an archive is read as text
 expect 0 "" "$bin" analyze "$tmp/fake.tar.gz" -o "$tmp/o4" --quiet

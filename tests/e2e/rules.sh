@@ -67,7 +67,31 @@ printf -- '%s\n' \
 # (the cuda-oom line is reported too: it is a boundary of gpu-hardware-fault)
 if diff -u "$tmp/want2" "$tmp/got" >"$tmp/diff"; then ok; else ko "rules match --pack --explain"; cat "$tmp/diff"; fi
 "$bin" rules match --pack no-such-pack "$tmp/m.log" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "unknown --pack is a usage error"
-"$bin" rules match "$tmp/missing.log" >/dev/null 2>&1; [ $? -eq 3 ] && ok || ko "unreadable file exits 3"
+# grep's exit status: 2 for a file that cannot be read (even when another matched), 1 for no match
+"$bin" rules match "$tmp/missing.log" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "unreadable file exits 2"
+"$bin" rules match "$tmp/m.log" "$tmp/missing.log" >"$tmp/got" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/got")" -eq 5 ] && grep -q "cannot open '$tmp/missing.log'" "$tmp/err" && ok \
+  || ko "a match and a missing file: exit $rc, $(wc -l < "$tmp/got") lines"
+printf 'nothing to see\nhere\n' > "$tmp/quiet.log"
+"$bin" rules match "$tmp/quiet.log" >"$tmp/got" 2>&1; rc=$?
+[ $rc -eq 1 ] && [ ! -s "$tmp/got" ] && ok || ko "no match: exit $rc, expected 1 and no output"
+# bundles and archives as analyze reads them: members named FILE!member,
+# compressed members decompressed, folders walked
+mkdir -p "$tmp/b/logs"
+cp "$tmp/mixed.log" "$tmp/b/m.log"
+sed -n 3p "$tmp/mixed.log" | gzip > "$tmp/b/logs/app.log.1.gz"
+(cd "$tmp/b" && tar czf ../b.tar.gz m.log logs)
+(cd "$tmp" && "$bin" rules match b.tar.gz b >got 2>err); rc=$?
+cut -f1,2 "$tmp/got" > "$tmp/got2"
+printf '%s\t%s\n' b.tar.gz!m.log:1 host-oom b.tar.gz!m.log:3 cuda-oom b.tar.gz!m.log:5 crashloop b.tar.gz!m.log:6 gpu-xid \
+  b.tar.gz!m.log:7 engine-batch b.tar.gz!logs/app.log.1.gz:1 cuda-oom \
+  b/logs/app.log.1.gz:1 cuda-oom b/m.log:1 host-oom b/m.log:3 cuda-oom b/m.log:5 crashloop b/m.log:6 gpu-xid b/m.log:7 engine-batch > "$tmp/want3"
+[ $rc -eq 0 ] && diff -u "$tmp/want3" "$tmp/got2" >"$tmp/diff" && ok || { ko "rules match on an archive and a folder: exit $rc"; cat "$tmp/diff" "$tmp/err"; }
+# an archive cut short: the lines before the cut are matched, then exit 2
+head -c 5000 fixtures/sample/sample-bundle.tar.gz > "$tmp/cut.tar.gz"
+"$bin" rules match "$tmp/cut.tar.gz" >"$tmp/got" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "^$tmp/cut.tar.gz!incident-2026-11-30/cluster/events.json:373	crashloop	" "$tmp/got" \
+  && grep -q "^inquest: $tmp/cut.tar.gz: truncated gzip input at byte" "$tmp/err" && ok || { ko "rules match on a cut archive: exit $rc"; cat "$tmp/err"; }
 
 # 3. broken packs: exact stderr, exit 4
 for pack in tests/e2e/rules-bad/*.json; do
@@ -76,6 +100,23 @@ for pack in tests/e2e/rules-bad/*.json; do
   [ $rc -eq 4 ] && ok || ko "$pack: exit $rc, expected 4"
   if [ -n "$GOLDEN" ]; then cp "$tmp/err" "$want"; fi
   if diff -u "$want" "$tmp/err" >"$tmp/diff"; then ok; else ko "$pack: stderr differs"; cat "$tmp/diff"; fi
+done
+# one validator: analyze, ingest and detect run the lint on their --rules
+# packs and refuse one with errors (exit 4), with the same messages
+# (misspelt.json loads, and analyze used to run it)
+for pack in tests/e2e/rules-bad/*.json; do
+  want=${pack%.json}.stderr
+  for cmd in "analyze fixtures/sample/sample-bundle.tar.gz -o $tmp/o" "ingest fixtures/sample/sample-bundle.tar.gz --db $tmp/i.db" "detect --db $tmp/none.db"; do
+    # shellcheck disable=SC2086
+    "$bin" $cmd --rules "$pack" >"$tmp/out" 2>"$tmp/err"; rc=$?
+    name="${cmd%% *} --rules $pack"
+    [ $rc -eq 4 ] && ok || ko "$name: exit $rc, expected 4"
+    tail -1 "$tmp/err" | grep -q "^inquest: [0-9]* errors\{0,1\} in the rule pack of --rules, as 'inquest rules lint' reports them: nothing was run$" \
+      && ok || ko "$name: last line: $(tail -1 "$tmp/err")"
+    sed '$d' "$tmp/err" > "$tmp/err2"
+    if diff -u "$want" "$tmp/err2" >"$tmp/diff"; then ok; else ko "$name: stderr differs from rules lint's"; cat "$tmp/diff"; fi
+  done
+  [ ! -e "$tmp/o" ] && [ ! -e "$tmp/i.db" ] && ok || ko "$pack: a refused pack left outputs"
 done
 # a broken pack also stops `rules test` and `analyze --rules` at load, with a position
 "$bin" rules test tests/e2e/rules-bad/bad-regex.json >/dev/null 2>"$tmp/err"; rc=$?

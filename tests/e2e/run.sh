@@ -6,7 +6,10 @@ export TZ=UTC LC_ALL=C
 status=0
 sh tests/e2e/parsers.sh "$bin" || status=1
 sh tests/e2e/errors.sh "$bin" || status=1
-sh tests/e2e/manpage.sh "$bin" || status=1
+sh tests/e2e/docs.sh "$bin" || status=1
+sh tests/e2e/cli.sh "$bin" || status=1
+sh tests/e2e/completion.sh "$bin" || status=1
+python3 tests/e2e/terminal.py "$bin" || status=1
 sh tests/e2e/rules.sh "$bin" || status=1
 sh tests/e2e/report.sh "$bin" || status=1
 python3 tests/e2e/check_sample.py "$bin" || status=1
@@ -24,4 +27,5 @@ sh tests/e2e/hostile.sh "$bin" || status=1
 sh tests/e2e/oom_frameworks.sh "$bin" || status=1
 # the shared corpus of real lines, when ../shared is there (skipped otherwise)
 python3 tests/e2e/corpus.py "$bin" || status=1
+sh tests/e2e/incomplete.sh "$bin" || status=1
 exit $status

@@ -131,7 +131,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(one(idb, "SELECT count(*) FROM records WHERE node = 'gpu-node-2'") ==
           one(full, "SELECT count(*) FROM records WHERE node = 'gpu-node-2'"), "node: its records kept")
     for args, msg in ((["--since", "yesterday"], "takes an RFC 3339 time"),
-                      (["--pod"], "needs a name"),
+                      (["--pod"], "--pod needs a value"),
                       (["--tz", "Mars/Base"], "unknown time zone 'Mars/Base'")):
         r = subprocess.run([BIN, "analyze", SAMPLE, "-o", os.path.join(tmp, "x")] + args,
                            capture_output=True, text=True)

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <isa-l/igzip_lib.h>
 #include <stdarg.h>
 #include <setjmp.h>
 #include <stddef.h>
@@ -211,6 +212,7 @@ struct rec {
 	int n;
 	char *ppath[MAXREC];
 	char *pmsg[MAXREC];
+	int pkind[MAXREC];  /* enum iq_problem_kind */
 	int np;
 	size_t chunk;       /* read size; 0: 7 bytes, to exercise the peek */
 	long read_max;      /* read at most this many bytes; -1: all */
@@ -252,12 +254,13 @@ static int on_member(struct iq_member *m, void *u)
 	return 0;
 }
 
-static void on_problem(const char *path, const char *msg, void *u)
+static void on_problem(const char *path, const char *msg, int kind, void *u)
 {
 	struct rec *r = u;
 	assert_true(r->np < MAXREC);
 	r->ppath[r->np] = strdup(path);
 	r->pmsg[r->np] = strdup(msg);
+	r->pkind[r->np] = kind;
 	r->np++;
 }
 
@@ -410,6 +413,7 @@ static void test_max_depth_stops_nesting(void **state)
 	assert_int_equal(r.np, 1);
 	assert_string_equal(r.ppath[0], "deep.tar.gz!inner1.tar.gz!inner2.tar!c.log.gz");
 	assert_string_equal(r.pmsg[0], "nested deeper than 2 archives: not opened");
+	assert_int_equal(r.pkind[0], IQ_PROBLEM_CUT);
 	rec_release(&r);
 }
 
@@ -588,6 +592,8 @@ static void test_directory_sorted_links_not_followed(void **state)
 	assert_int_equal(r.np, 3);
 	assert_string_equal(r.ppath[0], "bundle/link");
 	assert_string_equal(r.pmsg[0], "symbolic link to ../outside.txt not followed");
+	assert_int_equal(r.pkind[0], IQ_PROBLEM_SKIPPED);
+	assert_int_equal(r.pkind[1], IQ_PROBLEM_SKIPPED); /* the fifo */
 	assert_string_equal(r.ppath[1], "bundle/sub/fifo");
 	assert_string_equal(r.ppath[2], "bundle/sub/up");
 	rec_release(&r);
@@ -638,6 +644,7 @@ static void test_truncated_tar_gz(void **state)
 	assert_memory_equal(r.m[1].data.p, big, r.m[1].data.len);
 	assert_true(r.np >= 1);
 	assert_string_equal(r.ppath[r.np - 1], "trunc.tar.gz");
+	assert_int_equal(r.pkind[r.np - 1], IQ_PROBLEM_LOST);
 	assert_true(r.pmsg[r.np - 1][0] != '\0');
 	rec_release(&r);
 
@@ -649,6 +656,76 @@ static void test_truncated_tar_gz(void **state)
 	assert_true(find_problem(&r, "trunc.tar.gz", "") >= 0);
 	rec_release(&r);
 	free(big);
+}
+
+/* Every byte a gzip stream cut short still inflates to: ISA-L given all
+ * of it at once, then asked again with no input left. */
+static size_t inflatable(const unsigned char *p, size_t n, unsigned char *out, size_t cap)
+{
+	struct inflate_state st;
+	isal_inflate_init(&st);
+	st.crc_flag = ISAL_GZIP;
+	st.next_in = (uint8_t *)p;
+	st.avail_in = (uint32_t)n;
+	st.next_out = out;
+	st.avail_out = (uint32_t)cap;
+	uint32_t before;
+	do {
+		before = st.avail_out;
+		isal_inflate(&st);
+	} while (st.avail_out != before);
+	return cap - st.avail_out;
+}
+
+/* A small .tar.gz cut in its third member (head -c of a bundle): the two
+ * members before the cut are whole, without an error, and the third has
+ * every byte before the cut. ISA-L held back output when its input ran
+ * out, and archive_read_data() dropped the bytes of its last block on the
+ * error, so nothing at all was read of such a bundle. */
+static void test_truncated_small_tar_gz_keeps_members(void **state)
+{
+	struct rec r;
+	struct iq_diag d;
+	static char a[1024], b[2048], c[60000];
+	for (size_t i = 0; i < sizeof a; i++)
+		a[i] = i % 64 == 63 ? '\n' : 'a' + (char)(i % 26);
+	for (size_t i = 0; i < sizeof b; i++)
+		b[i] = i % 80 == 79 ? '\n' : 'A' + (char)(i % 23);
+	/* lines that deflate poorly enough that the cut lands inside c */
+	unsigned x = 12345;
+	for (size_t i = 0; i < sizeof c; i++) {
+		x = x * 1103515245u + 12345u;
+		c[i] = i % 100 == 99 ? '\n' : (char)('0' + (x >> 16) % 40);
+	}
+	struct ent e[] = {{"a.txt", a, sizeof a, 0, NULL, 0}, {"b.txt", b, sizeof b, 0, NULL, 0},
+			  {"c.log", c, sizeof c, 0, NULL, 0}};
+	struct blob t = build(F_TAR, ARCHIVE_FILTER_GZIP, e, 3);
+	(void)state;
+	t.n /= 2;
+	unsigned char *out = malloc(1 << 20);
+	assert_non_null(out);
+	size_t full = inflatable(t.p, t.n, out, 1 << 20);
+	free(out);
+	/* a.txt, b.txt and c.log's header come first: 512 + 1024 + 512 + 2048 + 512 */
+	assert_true(full > 4608 && full < 4608 + sizeof c);
+	save("small.tar.gz", t);
+	rec_init(&r);
+	r.chunk = 65536;
+	assert_int_equal(walk(tpath("small.tar.gz"), &r, NULL, &d), 0);
+	assert_int_equal(r.n, 3);
+	expect_member(&r, 0, "small.tar.gz!a.txt", 0, NULL);
+	assert_int_equal(r.m[0].err, 0);
+	assert_int_equal(r.m[0].data.len, sizeof a);
+	assert_memory_equal(r.m[0].data.p, a, sizeof a);
+	assert_int_equal(r.m[1].err, 0);
+	assert_int_equal(r.m[1].data.len, sizeof b);
+	assert_memory_equal(r.m[1].data.p, b, sizeof b);
+	assert_string_equal(r.m[2].path, "small.tar.gz!c.log");
+	assert_int_equal(r.m[2].err, IQ_ERR_INPUT);
+	assert_string_equal(r.m[2].msg, "truncated gzip input");
+	assert_int_equal(r.m[2].data.len, full - 4608);
+	assert_memory_equal(r.m[2].data.p, c, r.m[2].data.len);
+	rec_release(&r);
 }
 
 static void test_truncated_nested_member(void **state)
@@ -719,6 +796,7 @@ static void test_member_over_limit(void **state)
 	expect_member(&r, 3, "lim.tar.gz!small.txt", 0, "small\n");
 	assert_int_equal(r.np, 2);
 	assert_string_equal(r.ppath[0], "lim.tar.gz!big.txt");
+	assert_int_equal(r.pkind[0], IQ_PROBLEM_CUT);
 	assert_string_equal(r.pmsg[0],
 			    "decompressed size over the limit of 1000 bytes: rest not read"
 			    " (--max-member-bytes raises it)");
@@ -747,6 +825,7 @@ static void test_total_limit_stops_walk(void **state)
 	assert_int_equal(r.m[1].data.len, 500);
 	assert_int_equal(r.np, 1);
 	assert_string_equal(r.ppath[0], "tot.tar!2.txt");
+	assert_int_equal(r.pkind[0], IQ_PROBLEM_CUT);
 	assert_non_null(strstr(r.pmsg[0], "over the limit of 1500 bytes"));
 	rec_release(&r);
 	free(big);
@@ -898,6 +977,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_directory_sorted_links_not_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_file_in_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_tar_gz, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_small_tar_gz_keeps_members, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_nested_member, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_member_over_limit, setup, teardown),

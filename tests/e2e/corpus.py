@@ -51,7 +51,8 @@ def match(binary, lines):
                              text=True, encoding="utf-8", errors="replace", check=False)
     finally:
         os.unlink(path)
-    if out.returncode != 0:
+    # grep's exit status: 0 some line matched, 1 none did
+    if out.returncode not in (0, 1):
         sys.exit("corpus: inquest rules match exited %d: %s" % (out.returncode, out.stderr))
     hits = {}
     for row in out.stdout.splitlines():
@@ -124,7 +125,7 @@ def main():
                 bad.append(("snippets/" + cls, "snippets/%s/%s: false positive %s  [%s]"
                             % (cls, fn, ",".join(sorted(got & wrong)), source)))
         table.append(("snippets/" + cls, len(files), found if want is not None else None, fps))
-    print("corpus (%s):" % corpus)
+    print("  corpus (%s):" % corpus)
     print("  %-24s %6s %6s %7s %6s" % ("class", "rows", "found", "recall", "FP"))
     for cls, n, found, fps in table:
         recall = "%.2f" % (found / n) if found is not None and n else "-"

@@ -16,6 +16,7 @@ dump() { # DB OUT
       http_upstreams) order="record_id, attempt" ;;
       signal_matches) order="record_id, pack, signal" ;;
       skips) order="file_id, reason" ;;
+      quotes) order="record_id, n" ;;
       *) order=rowid ;;
     esac
     "$bin" query --db "$1" --format csv "SELECT * FROM $t ORDER BY $order" || echo "query failed"

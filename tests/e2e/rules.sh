@@ -70,7 +70,7 @@ if diff -u "$tmp/want2" "$tmp/got" >"$tmp/diff"; then ok; else ko "rules match -
 # grep's exit status: 2 for a file that cannot be read (even when another matched), 1 for no match
 "$bin" rules match "$tmp/missing.log" >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "unreadable file exits 2"
 "$bin" rules match "$tmp/m.log" "$tmp/missing.log" >"$tmp/got" 2>"$tmp/err"; rc=$?
-[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/got")" -eq 5 ] && grep -q "cannot open '$tmp/missing.log'" "$tmp/err" && ok \
+[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/got")" -eq 6 ] && grep -q "cannot open '$tmp/missing.log'" "$tmp/err" && ok \
   || ko "a match and a missing file: exit $rc, $(wc -l < "$tmp/got") lines"
 printf 'nothing to see\nhere\n' > "$tmp/quiet.log"
 "$bin" rules match "$tmp/quiet.log" >"$tmp/got" 2>&1; rc=$?
@@ -83,9 +83,9 @@ sed -n 3p "$tmp/mixed.log" | gzip > "$tmp/b/logs/app.log.1.gz"
 (cd "$tmp/b" && tar czf ../b.tar.gz m.log logs)
 (cd "$tmp" && "$bin" rules match b.tar.gz b >got 2>err); rc=$?
 cut -f1,2 "$tmp/got" > "$tmp/got2"
-printf '%s\t%s\n' b.tar.gz!m.log:1 host-oom b.tar.gz!m.log:3 cuda-oom b.tar.gz!m.log:5 crashloop b.tar.gz!m.log:6 gpu-xid \
+printf '%s\t%s\n' b.tar.gz!m.log:1 host-oom b.tar.gz!m.log:2 oom-killer-report b.tar.gz!m.log:3 cuda-oom b.tar.gz!m.log:5 crashloop b.tar.gz!m.log:6 gpu-xid \
   b.tar.gz!m.log:7 engine-batch b.tar.gz!logs/app.log.1.gz:1 cuda-oom \
-  b/logs/app.log.1.gz:1 cuda-oom b/m.log:1 host-oom b/m.log:3 cuda-oom b/m.log:5 crashloop b/m.log:6 gpu-xid b/m.log:7 engine-batch > "$tmp/want3"
+  b/logs/app.log.1.gz:1 cuda-oom b/m.log:1 host-oom b/m.log:2 oom-killer-report b/m.log:3 cuda-oom b/m.log:5 crashloop b/m.log:6 gpu-xid b/m.log:7 engine-batch > "$tmp/want3"
 [ $rc -eq 0 ] && diff -u "$tmp/want3" "$tmp/got2" >"$tmp/diff" && ok || { ko "rules match on an archive and a folder: exit $rc"; cat "$tmp/diff" "$tmp/err"; }
 # an archive cut short: the lines before the cut are matched, then exit 2
 head -c 5000 fixtures/sample/sample-bundle.tar.gz > "$tmp/cut.tar.gz"

@@ -1,6 +1,7 @@
 /* questions.c: the playbook's investigation questions, each answered with
  * a sentence, the data behind it and the records that prove it. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +19,9 @@ static void question(struct det *x, const char *id, const char *text, const char
 	json_array_append_new(json_object_get(x->pat, "questions"), q);
 }
 
-/* The largest capture key of the pack's signal (a fact) in [a, b], with
- * the record that holds it as evidence; -1 when none. */
+/* The largest capture key of the pack's signal (a fact) logged by a
+ * serving pod in [a, b), with the record that holds it as evidence; -1
+ * when none. */
 static long max_capture(struct det *x, int64_t a, int64_t b, const char *signal, const char *key,
 			json_t **ev)
 {
@@ -30,7 +32,8 @@ static long max_capture(struct det *x, int64_t a, int64_t b, const char *signal,
 	snprintf(path, sizeof path, "$.%s", key);
 	if (det_prep(x, "SELECT CAST(json_extract(m.captures, ?5) AS INTEGER) AS v, r.id FROM signal_matches m"
 			" JOIN records r ON r.id = m.record_id WHERE m.pack = ?3 AND m.signal = ?4"
-			" AND r.ts BETWEEN ?1 AND ?2 AND json_extract(m.captures, ?5) IS NOT NULL"
+			" AND r.ts >= ?1 AND r.ts < ?2 AND r.pod IS NOT NULL"
+			" AND json_extract(m.captures, ?5) IS NOT NULL"
 			" ORDER BY v DESC, r.ts LIMIT 1", &q))
 		return -1;
 	sqlite3_bind_int64(q, 1, a);
@@ -49,37 +52,141 @@ static long max_capture(struct det *x, int64_t a, int64_t b, const char *signal,
 	return best;
 }
 
+/* The number after key ("max_prompt_tokens\":32495", "prompt_token_ids_len=
+ * 30642") at its largest in t; -1 when t has none. */
+static long max_number_after(const char *t, const char *key)
+{
+	long best = -1;
+	size_t kl = strlen(key);
+	for (const char *p = t; p && (p = strstr(p, key)) != NULL; p += kl) {
+		const char *v = p + kl;
+		while (*v == '"' || *v == '\\' || *v == '\'' || *v == ':' || *v == '=' || *v == ' ')
+			v++;
+		if (*v < '0' || *v > '9')
+			continue;
+		long n = strtol(v, NULL, 10);
+		if (n > best)
+			best = n;
+	}
+	return best;
+}
+
+/* The batch the first CUDA OOM struck, when the crash dump logs it: the
+ * engine's batch lines and crash stats of the dying pod's file within a
+ * few seconds of the OOM (the dump comes with it), and the longest prompt
+ * it names. NULL when nothing there says. */
+static json_t *failing_batch(struct det *x)
+{
+	sqlite3_stmt *q;
+	/* the dump's records: vLLM's scheduler stats and output, and the OOM
+	 * record itself when it names its batch (not the periodic batch
+	 * lines around it, which tell of the steps before) */
+	if (det_prep(x, "WITH o AS (SELECT r.file_id, r.ts FROM signal_matches m JOIN records r ON r.id = m.record_id"
+			"  WHERE m.pack = ?1 AND m.signal = 'cuda-oom' AND r.ts IS NOT NULL ORDER BY r.ts, r.id LIMIT 1)"
+			" SELECT r.id, r.text, m.signal, json_extract(m.captures, '$.running') FROM o"
+			" JOIN records r ON r.file_id = o.file_id AND r.ts BETWEEN o.ts - 2000000000 AND o.ts + 5000000000"
+			" JOIN signal_matches m ON m.record_id = r.id AND m.pack = ?1"
+			" WHERE m.signal IN ('cuda-oom', 'engine-crash-stats', 'engine-crash-step')"
+			"  OR (m.signal = 'engine-batch' AND EXISTS (SELECT 1 FROM signal_matches c WHERE c.record_id = r.id"
+			"   AND c.pack = ?1 AND c.signal = 'cuda-oom'))"
+			" ORDER BY r.ts, r.id", &q))
+		return NULL;
+	sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
+	long size = -1, prompt = -1;
+	int64_t size_rec = -1, prompt_rec = -1;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		int64_t rec = sqlite3_column_int64(q, 0);
+		const char *t = (const char *)sqlite3_column_text(q, 1);
+		const char *sig = (const char *)sqlite3_column_text(q, 2);
+		if (sqlite3_column_type(q, 3) != SQLITE_NULL && strcmp(sig, "cuda-oom") != 0) {
+			long v = (long)sqlite3_column_int64(q, 3);
+			if (v > size) {
+				size = v;
+				size_rec = rec;
+			}
+		}
+		long p = t ? max_number_after(t, "max_prompt_tokens") : -1;
+		long p2 = t ? max_number_after(t, "prompt_token_ids_len") : -1;
+		if (p2 > p)
+			p = p2;
+		if (p > prompt) {
+			prompt = p;
+			prompt_rec = rec;
+		}
+	}
+	sqlite3_finalize(q);
+	if (size < 0 && prompt < 0)
+		return NULL;
+	json_t *fb = json_object();
+	json_object_set_new(fb, "size", size >= 0 ? json_integer(size) : json_null());
+	json_object_set_new(fb, "max_prompt_tokens", prompt >= 0 ? json_integer(prompt) : json_null());
+	json_t *ev = json_array();
+	if (size_rec >= 0) {
+		json_t *e = det_evidence_of(x, size_rec);
+		if (e)
+			json_array_append_new(ev, e);
+	}
+	if (prompt_rec >= 0 && prompt_rec != size_rec) {
+		json_t *e = det_evidence_of(x, prompt_rec);
+		if (e)
+			json_array_append_new(ev, e);
+	}
+	json_object_set_new(fb, "evidence", ev);
+	return fb;
+}
+
 static void q_batch_and_seq(struct det *x)
 {
-	double look = det_param(x, "max-batch-and-seq", "window_s", 600);
+	/* how far back to look; 0 (the default): everything logged before */
+	double look = det_param(x, "max-batch-and-seq", "window_s", 0);
 	json_t *data = json_object();
-	char ans[512];
+	char ans[640];
 	if (x->f.first_oom == IQ_TIME_NONE) {
 		json_object_set_new(data, "max_batch_size", json_null());
 		json_object_set_new(data, "max_seq_len", json_null());
+		json_object_set_new(data, "failing_batch", json_null());
 		json_object_set_new(data, "window_start", json_null());
 		json_object_set_new(data, "window_end", json_null());
 		question(x, "max-batch-and-seq", "What was the maximum batch size and sequence length in the "
 			 "request batch preceding the OOM crash?", "There was no CUDA OOM crash to look before.", data, NULL);
 		return;
 	}
-	int64_t a = x->f.first_oom - (int64_t)(look * 1e9), b = x->f.first_oom;
+	/* strictly before the first OOM: what the engine was running into it */
+	int64_t a = look > 0 ? x->f.first_oom - (int64_t)(look * 1e9) : INT64_MIN, b = x->f.first_oom;
 	json_t *ev1, *ev2 = NULL;
 	long batch = max_capture(x, a, b, "engine-batch", "running", &ev1);
-	long seq = max_capture(x, a, b, "request-tokens", "seq_tokens", &ev2);
-	if (seq < 0)
-		seq = max_capture(x, a, b, "request-tokens", "prompt_tokens", &ev2);
+	long seq = max_capture(x, a, b, "request-tokens", "prompt_tokens", &ev2);
+	if (seq < 0) {
+		json_decref(ev2);
+		seq = max_capture(x, a, b, "request-tokens", "seq_tokens", &ev2);
+	}
+	json_t *fb = failing_batch(x);
 	json_object_set_new(data, "max_batch_size", batch >= 0 ? json_integer(batch) : json_null());
 	json_object_set_new(data, "max_seq_len", seq >= 0 ? json_integer(seq) : json_null());
-	json_object_set_new(data, "window_start", det_time_ns(a));
+	json_object_set_new(data, "failing_batch", fb ? fb : json_null());
+	json_object_set_new(data, "window_start", look > 0 ? det_time_ns(a) : json_null());
 	json_object_set_new(data, "window_end", det_time_ns(b));
-	char bs[64] = "not logged", ss[64] = "not logged";
+	char bs[64] = "not logged", ss[64] = "not logged", fs[160] = "";
 	if (batch >= 0)
-		snprintf(bs, sizeof bs, "%ld running requests", batch);
+		snprintf(bs, sizeof bs, "%ld requests", batch);
 	if (seq >= 0)
 		snprintf(ss, sizeof ss, "%ld tokens", seq);
-	snprintf(ans, sizeof ans, "In the %.0f minutes before the first OOM the largest batch was %s and the "
-		 "longest sequence %s.", look / 60, bs, ss);
+	if (fb) {
+		json_t *sz = json_object_get(fb, "size"), *mp = json_object_get(fb, "max_prompt_tokens");
+		char a1[32] = "", a2[48] = "";
+		if (json_is_integer(sz))
+			snprintf(a1, sizeof a1, "%lld requests", (long long)json_integer_value(sz));
+		if (json_is_integer(mp))
+			snprintf(a2, sizeof a2, "%sits longest prompt %lld tokens", *a1 ? ", " : "",
+				 (long long)json_integer_value(mp));
+		snprintf(fs, sizeof fs, " The batch the OOM struck: %s%s.", a1, a2);
+	}
+	if (look > 0)
+		snprintf(ans, sizeof ans, "In the %.0f minutes before the first OOM the largest batch was %s and the "
+			 "longest prompt %s.%s", look / 60, bs, ss, fs);
+	else
+		snprintf(ans, sizeof ans, "Before the first OOM the largest batch a serving pod logged was %s and the "
+			 "longest prompt %s.%s", bs, ss, fs);
 	json_t *ev = ev1 ? ev1 : json_array();
 	if (ev2) {
 		json_array_extend(ev, ev2);

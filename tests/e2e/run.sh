@@ -22,6 +22,7 @@ sh tests/e2e/window.sh "$bin" || status=1
 python3 tests/e2e/edges.py "$bin" || status=1
 sh tests/e2e/zones.sh "$bin" || status=1
 sh tests/e2e/zeroed.sh "$bin" || status=1
+sh tests/e2e/questions.sh "$bin" || status=1
 sh tests/e2e/summaries.sh "$bin" || status=1
 sh tests/e2e/hostile.sh "$bin" || status=1
 sh tests/e2e/oom_frameworks.sh "$bin" || status=1

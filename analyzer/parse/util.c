@@ -1,5 +1,5 @@
 /* util.c: small helpers every parser uses: record defaults, log levels,
- * sizes with units, JSON string decoding. */
+ * sizes with units, JSON string decoding, ctime-style dates. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,4 +231,47 @@ int iq_json_unescape(struct iq_buf *out, const char *s, size_t n)
 		i += 2;
 	}
 	return 0;
+}
+
+static int two_digits(const char *s, int *v)
+{
+	if (s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9')
+		return -1;
+	*v = (s[0] - '0') * 10 + (s[1] - '0');
+	return 0;
+}
+
+size_t iq_parse_ctime(const char *s, size_t n, int64_t *out)
+{
+	/* "Www Mmm dd hh:mm:ss yyyy": 24 bytes without a fraction */
+	if (n < 24 || !isupper((unsigned char)s[0]) || !islower((unsigned char)s[1]) ||
+	    !islower((unsigned char)s[2]) || s[3] != ' ' || s[7] != ' ')
+		return 0;
+	int mon = iq_month_from_abbr(s + 4), day, h, mi, sec, y1, y2;
+	if (!mon)
+		return 0;
+	if (s[8] == ' ' && s[9] >= '1' && s[9] <= '9')
+		day = s[9] - '0';
+	else if (two_digits(s + 8, &day))
+		return 0;
+	if (s[10] != ' ' || two_digits(s + 11, &h) || s[13] != ':' || two_digits(s + 14, &mi) ||
+	    s[16] != ':' || two_digits(s + 17, &sec) || h > 23 || mi > 59 || sec > 60)
+		return 0;
+	size_t i = 19;
+	long ns = 0, scale = 100000000L;
+	if (s[i] == '.') {
+		size_t f = ++i;
+		for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+			if (i - f < 9)
+				ns += (s[i] - '0') * scale;
+			scale /= 10;
+		}
+		if (i == f)
+			return 0;
+	}
+	if (n - i < 5 || s[i] != ' ' || two_digits(s + i + 1, &y1) || two_digits(s + i + 3, &y2))
+		return 0;
+	struct iq_yearless d = {mon, day, h, mi, sec == 60 ? 59 : sec, ns};
+	*out = iq_yearless_in(&d, y1 * 100 + y2);
+	return *out == IQ_TIME_NONE ? 0 : i + 5;
 }

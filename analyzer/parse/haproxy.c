@@ -332,11 +332,19 @@ static int is_tag(struct iq_str t)
 	return i == t.n - 1 && t.p[i] == ':';
 }
 
+/* The program of a tag is_tag accepted: "haproxy" of "haproxy[812]:". */
+static struct iq_str tag_name(struct iq_str t)
+{
+	const char *br = memchr(t.p, '[', t.n);
+	return iq_str_make(t.p, br ? (size_t)(br - t.p) : t.n - 1);
+}
+
 /* What a syslog header says. */
 struct sys {
-	int mon, day, h, mi, s;
+	int mon, day, h, mi, s;   /* a BSD date; mon 0 for none */
 	int64_t iso;
 	int iso_zone;
+	int dateless;             /* the tag alone, no date */
 	struct iq_str raw;
 	struct iq_str prog;
 };
@@ -373,11 +381,25 @@ static int syslog_header(struct cur *c, struct sys *y)
 	} else {
 		size_t used;
 		int z = iq_time_parse_iso(p, n, &y->iso, &used);
-		if (z < 0 || used >= n || p[used] != ' ')
-			return -1;
-		y->iso_zone = z;
-		y->raw = iq_str_make(p, used);
-		i = used + 1;
+		if (z >= 0 && used < n && p[used] == ' ') {
+			y->iso_zone = z;
+			y->raw = iq_str_make(p, used);
+			i = used + 1;
+		} else {
+			/* the tag alone, as HAProxy's manual quotes its logs
+			 * ("haproxy[674]: 127.0.0.1:33318 [15/Oct/2003...") */
+			struct cur t = {p, n, 0};
+			struct iq_str tag = token(&t);
+			if (!is_tag(tag))
+				return -1;
+			y->dateless = 1;
+			y->iso = IQ_TIME_NONE;
+			c->i = (size_t)(p - c->s);
+			token(c);
+			y->prog = tag_name(tag);
+			skip_sp(c);
+			return 0;
+		}
 	}
 	c->i = i + (size_t)(p - c->s);
 	/* "host tag: " (rfc3164), or "tag: " alone (HAProxy's default "local"
@@ -391,8 +413,7 @@ static int syslog_header(struct cur *c, struct sys *y)
 	} else if (!host.n || tag.n < 2 || tag.p[tag.n - 1] != ':' || !is_tag(tag)) {
 		return -1;
 	}
-	const char *br = memchr(tag.p, '[', tag.n);
-	y->prog = iq_str_make(tag.p, br ? (size_t)(br - tag.p) : tag.n - 1);
+	y->prog = tag_name(tag);
 	skip_sp(c);
 	return 0;
 }
@@ -490,6 +511,8 @@ static void skip(struct haproxy *p, const struct iq_parse_ctx *ctx, long lineno,
 static void header_time(const struct iq_parse_ctx *ctx, const struct sys *y, struct iq_record *r)
 {
 	r->ts_raw = y->raw;
+	if (y->dateless)
+		return;
 	if (!y->mon) {
 		r->ts = y->iso;
 		r->ts_how = y->iso_zone ? IQ_TS_EXPLICIT : iq_time_local(&r->ts);
@@ -515,7 +538,7 @@ static enum iq_dates dates(const char *s, size_t n, struct iq_yearless *d, int64
 		*t = r.ts;
 		return IQ_DATES_YEAR;
 	}
-	if (kind != 2)
+	if (kind != 2 || y.dateless)
 		return IQ_DATES_NONE;
 	if (!y.mon) {
 		*t = y.iso;

@@ -92,5 +92,17 @@ for c in "single-oom 2 1 gpu-node-3 -4 request%id -" "cascade 4 3 gpu-node-2 -3 
   fi
 done
 
+# `inquest sniff` names each file by the path it was given (two files
+# named "messages" differ), an archive's members as ARCHIVE!MEMBER.
+mkdir -p "$tmp/sn/a" "$tmp/sn/b"
+cp fixtures/lines/kernel/syslog-after-file-date.log "$tmp/sn/a/messages"
+cp fixtures/lines/kernel/syslog-after-file-date.log "$tmp/sn/b/messages"
+(cd "$tmp/sn" && tar cf ab.tar a b)
+"$bin" sniff "$tmp/sn/a/messages" "$tmp/sn/b/messages" "$tmp/sn/ab.tar" "$tmp/sn/b/" | cut -f1,2 >"$tmp/sn.got"
+printf '%s\tkernel\n' "$tmp/sn/a/messages" "$tmp/sn/b/messages" "$tmp/sn/ab.tar!a/messages" \
+  "$tmp/sn/ab.tar!b/messages" "$tmp/sn/b/messages" >"$tmp/sn.want"
+if diff -u "$tmp/sn.want" "$tmp/sn.got"; then pass=$((pass+1)); else
+  echo "FAIL sniff: paths not as given"; fail=$((fail+1)); fi
+
 echo "parsers: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,12 +1,15 @@
-/* cmd_parse.c: `inquest parse [--format NAME] [--path P] FILE`: the records
- * one format makes of a plain file, one JSON object a line. The parser
- * table tests (fixtures/lines/<format>/) compare this output. */
+/* cmd_parse.c: `inquest parse [--format NAME] [--path P] [--mtime T|none]
+ * FILE`: the records one format makes of a plain file, one JSON object a
+ * line; the file's date (for years not written) is its mtime unless
+ * --mtime says. The parser table tests (fixtures/lines/<format>/) compare
+ * this output. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../parse/parse.h"
 #include "cli.h"
@@ -288,8 +291,13 @@ int iq_cmd_parse(int argc, char **argv)
 		if (!format)
 			format = iq_format_find("plain");
 	}
+	/* the file's date is its mtime, as a bundle member's is, unless given
+	 * (--mtime none: no date) */
 	struct iq_parse_ctx ctx = {.path = path, .mtime = IQ_TIME_NONE};
-	if (mtime && iq_time_parse_arg(mtime, &ctx.mtime) != 0) {
+	struct stat sb;
+	if (!mtime && f != stdin && fstat(fileno(f), &sb) == 0)
+		ctx.mtime = (int64_t)sb.st_mtim.tv_sec * IQ_NS_PER_SEC + sb.st_mtim.tv_nsec;
+	if (mtime && strcmp(mtime, "none") != 0 && iq_time_parse_arg(mtime, &ctx.mtime) != 0) {
 		iq_errorf("--mtime: not a time: '%s'", mtime);
 		free(head);
 		if (f != stdin)

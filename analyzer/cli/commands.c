@@ -51,7 +51,7 @@ static const struct iq_command commands[] = {
 	 "Run read-only SQL against a database and print the rows."},
 	{"sniff", iq_cmd_sniff, "sniff FILE...",
 	 "Say which format each file (or each member of an archive) is, and why."},
-	{"parse", iq_cmd_parse, "parse [--format NAME] FILE",
+	{"parse", iq_cmd_parse, "parse [--format NAME] [--path P] [--mtime TIME|none] FILE",
 	 "Print the records a format makes of a plain file, one JSON object a line\n"
 	 "(for rule authors and the parser table tests)."},
 	{"rules", iq_cmd_rules,

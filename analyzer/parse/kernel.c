@@ -227,15 +227,18 @@ static int apache_level(const char *s, size_t n, size_t i)
 	return 0;
 }
 
-/* "May  7 12:00:00[.123456]" or journald's CJK "5月 07 12:00:00": a syslog
- * date without a year. */
+/* "May  7 12:00:00[.123456]", another locale's "août 19 11:08:37" or
+ * journald's CJK "5月 07 12:00:00": a syslog date without a year. */
 static int syslog_date(const char *s, size_t n, size_t *i, struct kline *k)
 {
-	size_t j = *i;
+	size_t j = *i, ml = 0;
 	int mon = 0;
 	if (n - j >= 4 && s[j] >= 'A' && s[j] <= 'Z' && (mon = iq_month_from_abbr(s + j)) &&
 	    s[j + 3] == ' ') {
 		j += 4;
+	} else if (n - j >= 4 && !is_digit(s[j]) && (mon = iq_month_word(s + j, n - j, &ml)) != 0) {
+		/* journalctl or a syslog daemon in another locale: "août 19" */
+		j += ml + 1;
 	} else {
 		size_t d0 = j;
 		while (j < n && is_digit(s[j]) && j - d0 < 2)

@@ -247,6 +247,11 @@ struct iq_str iq_log_severity(const char *s, size_t n);
  * number is bytes) into
  * bytes; returns -1 when s is not a size or not one an int64 holds. */
 int64_t iq_parse_size(const char *s, size_t n);
+/* The month of a month name at the start of s followed by a space or the
+ * end: English abbreviations in any case ("May", "MAY") and the %b names
+ * of French, German, Spanish, Italian and Portuguese ("ao\xc3\xbbt", "Okt",
+ * "dic"). Returns 1..12 with the name's length in *len, or 0. */
+int iq_month_word(const char *s, size_t n, size_t *len);
 /* Reads the C library's ctime date at the start of s, as dmesg -T and
  * Apache httpd write it: "Tue May  7 12:00:00 2024", with an optional
  * fraction after the seconds ("Fri Sep 09 10:42:29.902022 2011"). Stores

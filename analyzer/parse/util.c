@@ -275,3 +275,42 @@ size_t iq_parse_ctime(const char *s, size_t n, int64_t *out)
 	*out = iq_yearless_in(&d, y1 * 100 + y2);
 	return *out == IQ_TIME_NONE ? 0 : i + 5;
 }
+
+/* Month names as strftime's %b writes them in the locales a node's
+ * journalctl or syslog daemon may run in (glibc's LC_TIME data): English,
+ * French, German, Spanish, Italian, Portuguese; lower case, UTF-8. */
+static const struct {
+	const char *w;
+	int mon;
+} month_words[] = {
+	{"jan", 1}, {"feb", 2}, {"mar", 3}, {"apr", 4}, {"may", 5}, {"jun", 6},
+	{"jul", 7}, {"aug", 8}, {"sep", 9}, {"oct", 10}, {"nov", 11}, {"dec", 12},
+	{"janv.", 1}, {"f\xc3\xa9vr.", 2}, {"mars", 3}, {"avr.", 4}, {"avril", 4}, {"mai", 5},
+	{"juin", 6}, {"juil.", 7}, {"ao\xc3\xbbt", 8}, {"sept.", 9}, {"oct.", 10}, {"nov.", 11},
+	{"d\xc3\xa9""c.", 12},
+	{"m\xc3\xa4r", 3}, {"mrz", 3}, {"okt", 10}, {"dez", 12},
+	{"ene", 1}, {"abr", 4}, {"ago", 8}, {"dic", 12},
+	{"gen", 1}, {"mag", 5}, {"giu", 6}, {"lug", 7}, {"set", 9}, {"ott", 10},
+	{"fev", 2}, {"out", 10},
+};
+
+int iq_month_word(const char *s, size_t n, size_t *len)
+{
+	int best = 0;
+	size_t bl = 0;
+	for (size_t k = 0; k < IQ_ARRAY_LEN(month_words); k++) {
+		size_t l = strlen(month_words[k].w), i = 0;
+		if (l > n || l <= bl)
+			continue;
+		while (i < l && (unsigned char)tolower((unsigned char)s[i]) ==
+				(unsigned char)month_words[k].w[i])
+			i++;
+		if (i == l && (l == n || s[l] == ' ')) {
+			best = month_words[k].mon;
+			bl = l;
+		}
+	}
+	if (best)
+		*len = bl;
+	return best;
+}

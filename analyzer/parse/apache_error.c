@@ -64,22 +64,16 @@ static int sniff(const char *path, const char *head, size_t n, char *why, size_t
 {
 	IQ_UNUSED(path);
 	int lines = 0, hits = 0;
-	for (size_t pos = 0; pos < n && lines < 20;) {
-		const char *nl = memchr(head + pos, '\n', n - pos);
-		if (!nl && lines > 0)
-			break; /* a line cut by the head */
-		size_t len = nl ? (size_t)(nl - (head + pos)) : n - pos;
-		const char *s = head + pos;
-		pos += len + 1;
-		if (len && s[len - 1] == '\r')
-			len--;
-		if (len == 0)
+	size_t pos = 0;
+	struct iq_str l;
+	while (lines < 20 && iq_head_line(head, n, &pos, lines == 0, &l)) {
+		if (l.n == 0)
 			continue;
 		lines++;
 		struct iq_record r;
 		size_t msg;
 		iq_record_init(&r, IQ_KIND_LOG);
-		hits += prefix(s, len, &r, &msg) == 0;
+		hits += prefix(l.p, l.n, &r, &msg) == 0;
 	}
 	if (hits == 0 || hits * 2 < lines)
 		return 0;

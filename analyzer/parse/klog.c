@@ -886,15 +886,10 @@ static int sniff(const char *path, const char *head, size_t n, char *why, size_t
 	struct { struct iq_str prog; int klog; } ent[20];
 	int nent = 0;
 	int glog = 0;            /* lines of a glog file header */
-	while (pos < n && lines < 20) {
-		const char *nl = memchr(head + pos, '\n', n - pos);
-		if (!nl && lines > 0)
-			break;   /* a line cut by the head */
-		size_t len = nl ? (size_t)(nl - (head + pos)) : n - pos;
-		const char *s = head + pos;
-		pos += len + 1;
-		if (len && s[len - 1] == '\r')
-			len--;
+	struct iq_str l;
+	while (lines < 20 && iq_head_line(head, n, &pos, lines == 0, &l)) {
+		const char *s = l.p;
+		size_t len = l.n;
 		if (len == 0 || (len >= 3 && memcmp(s, "-- ", 3) == 0))
 			continue;
 		int64_t created;

@@ -252,6 +252,10 @@ int64_t iq_parse_size(const char *s, size_t n);
  * of French, German, Spanish, Italian and Portuguese ("ao\xc3\xbbt", "Okt",
  * "dic"). Returns 1..12 with the name's length in *len, or 0. */
 int iq_month_word(const char *s, size_t n, size_t *len);
+/* For sniffers: the next line of head from *pos (its CR and LF removed)
+ * into *line, advancing *pos. Returns 0 at the end, and at a last line the
+ * head cut short unless take_cut (a file of one line). */
+int iq_head_line(const char *head, size_t n, size_t *pos, int take_cut, struct iq_str *line);
 /* Reads the C library's ctime date at the start of s, as dmesg -T and
  * Apache httpd write it: "Tue May  7 12:00:00 2024", with an optional
  * fraction after the seconds ("Fri Sep 09 10:42:29.902022 2011"). Stores

@@ -314,3 +314,19 @@ int iq_month_word(const char *s, size_t n, size_t *len)
 		*len = bl;
 	return best;
 }
+
+int iq_head_line(const char *head, size_t n, size_t *pos, int take_cut, struct iq_str *line)
+{
+	if (*pos >= n)
+		return 0;
+	const char *s = head + *pos;
+	const char *nl = memchr(s, '\n', n - *pos);
+	if (!nl && !take_cut)
+		return 0;
+	size_t len = nl ? (size_t)(nl - s) : n - *pos;
+	*pos += len + 1;
+	if (len && s[len - 1] == '\r')
+		len--;
+	*line = iq_str_make(s, len);
+	return 1;
+}

@@ -1,18 +1,24 @@
 /* kernel.c: kernel logs, one record per message line: raw dmesg
- * ("[ 8523.347322] msg"), dmesg -T, dmesg --time-format iso, dmesg -x
- * ("kern  :warn  : "), printk levels ("<4>"), syslog files (kern.log,
- * messages, RFC 3339 rsyslog, RFC 5424) and journalctl -k short/short-iso.
- * OOM-killer blocks stay one record per line; grouping is a later stage.
+ * ("[ 8523.347322] msg"), dmesg -T, -d ("[ 1.234567 <  0.000123>]"), -x
+ * ("kern  :warn  : ", "local2:notice: "), --time-format iso and several
+ * --time-format stamps on a line, printk levels ("<4>"), syslog files
+ * (kern.log, messages: BSD dates in any of a few locales, RFC 3339 with a
+ * host or a ChromeOS severity, RFC 5424 with or without PRI) and
+ * journalctl -k short/short-iso. OOM-killer blocks stay one record per
+ * line; grouping is a later stage.
  *
- * Decisions: a syslog date has no year; it is taken from ctx->mtime, else
- * from a journalctl "-- ... end at <time> --" header, else from the last
- * earlier line that carried a year; with none of these the record has no
- * wall time (boot_relative when it has a "[uptime]", else none). A line
- * with no known prefix is a continuation of the pending record when it is
+ * Decisions: a syslog date has no year; it gets one by the year rule
+ * (iq_parse_yearless: read forwards, the text's years first, never after
+ * the file's date; journalctl's "end at" bounds it); with none the record
+ * has no wall time (boot_relative when it has a "[uptime]", else none). A
+ * wall time on a dmesg line wins over its uptime, which stays boot_s. A
+ * line with no known prefix is a continuation of the pending record when it is
  * indented (journalctl indents those to the message column, which is cut
  * off), else a record of its own whose time is inherited from the record
- * before. Lines from other programs in a syslog file are records too,
- * facility = the program. Journal markers ("-- Reboot --") are skipped. */
+ * before; lines before the file's first entry (a header, the tail of a
+ * record rotated away) take that first entry's time, inherited. Lines
+ * from other programs in a syslog file are records too, facility = the
+ * program. Journal markers ("-- Reboot --") are skipped. */
 #include <string.h>
 
 #include "parse.h"
@@ -33,7 +39,16 @@ struct kern {
 	enum iq_ts_how how;
 	double boot_s;
 	int64_t prev_ts;        /* the last record's wall time, for inheriting */
+	/* lines before the file's first entry (a header, the tail of a record
+	 * rotated away), held to be given that entry's time: each a long
+	 * line number, an int (LEAD_*) and a size_t length, then the bytes */
+	int started;            /* the first entry has been seen */
+	struct iq_buf lead;
+	int nlead;
 };
+
+enum { LEAD_TEXT, LEAD_BLANK, LEAD_MARKER };
+#define MAX_LEAD 64
 
 /* What one line's prefixes say; slices point into the line. */
 struct kline {
@@ -727,15 +742,67 @@ static enum iq_dates dates(const char *s, size_t n, struct iq_yearless *d, int64
 	return IQ_DATES_NONE;
 }
 
+static int hold_lead(struct kern *p, long lineno, int what, const char *s, size_t n)
+{
+	if (iq_buf_add(&p->lead, &lineno, sizeof lineno) || iq_buf_add(&p->lead, &what, sizeof what) ||
+	    iq_buf_add(&p->lead, &n, sizeof n) || iq_buf_add(&p->lead, s, n))
+		return IQ_ERR_NOMEM;
+	p->nlead++;
+	return 0;
+}
+
+/* The held leading lines, in order, with time t (the first entry's,
+ * inherited; IQ_TIME_NONE for none). */
+static int release_lead(struct kern *p, const struct iq_parse_ctx *ctx, int64_t t)
+{
+	int rc = 0;
+	p->started = 1;
+	for (size_t off = 0; off < p->lead.len && !rc;) {
+		long lineno;
+		int what;
+		size_t n;
+		memcpy(&lineno, p->lead.p + off, sizeof lineno);
+		memcpy(&what, p->lead.p + off + sizeof lineno, sizeof what);
+		memcpy(&n, p->lead.p + off + sizeof lineno + sizeof what, sizeof n);
+		const char *s = p->lead.p + off + sizeof lineno + sizeof what + sizeof n;
+		off += sizeof lineno + sizeof what + sizeof n + n;
+		if (what == LEAD_BLANK) {
+			ctx->sink.skip(ctx->sink.u, lineno, 1, "blank", NULL, 0);
+		} else if (what == LEAD_MARKER) {
+			ctx->sink.skip(ctx->sink.u, lineno, 1, "journal marker", s, n);
+		} else {
+			struct iq_record r;
+			iq_record_init(&r, IQ_KIND_KERNEL);
+			r.line = lineno;
+			r.text = iq_str_make(s, n);
+			if (t != IQ_TIME_NONE) {
+				r.ts = t;
+				r.ts_how = IQ_TS_INHERITED;
+			}
+			rc = ctx->sink.record(ctx->sink.u, &r);
+		}
+	}
+	iq_buf_release(&p->lead);
+	p->nlead = 0;
+	return rc;
+}
+
 static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const char *s, size_t n)
 {
 	struct kern *p = st;
+	if (!p->started && p->nlead >= MAX_LEAD) {
+		int rc = release_lead(p, ctx, IQ_TIME_NONE);
+		if (rc)
+			return rc;
+	}
 	size_t b = 0;
 	while (b < n && (s[b] == ' ' || s[b] == '\t'))
 		b++;
 	int rc;
 	/* a skipped line ends the pending record: output stays in line order */
 	if (b == n) {
+		if (!p->started)
+			return hold_lead(p, lineno, LEAD_BLANK, s, 0);
 		if ((rc = flush(p, ctx)) != 0)
 			return rc;
 		ctx->sink.skip(ctx->sink.u, lineno, 1, "blank", NULL, 0);
@@ -744,6 +811,8 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	int64_t end;
 	if (journal_marker(s, n, &end)) {
 		iq_parse_year_limit(ctx, end);
+		if (!p->started)
+			return hold_lead(p, lineno, LEAD_MARKER, s, n);
 		if ((rc = flush(p, ctx)) != 0)
 			return rc;
 		ctx->sink.skip(ctx->sink.u, lineno, 1, "journal marker", s, n);
@@ -751,6 +820,8 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	}
 	struct kline k;
 	read_prefixes(s, n, &k);
+	if (!p->started && !k.prefixed)
+		return hold_lead(p, lineno, LEAD_TEXT, s, n);
 	if (!k.prefixed && b > 0 && p->pending) {
 		/* journalctl indents continuation lines to the message column */
 		size_t cut = b < p->msg_col ? b : p->msg_col;
@@ -778,6 +849,8 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		k.ts = p->prev_ts;
 		k.how = IQ_TS_INHERITED;
 	}
+	if (!p->started && (rc = release_lead(p, ctx, k.ts)) != 0)
+		return rc;
 	iq_buf_reset(&p->buf);
 	if (iq_buf_add(&p->buf, s, n))
 		return IQ_ERR_NOMEM;
@@ -803,6 +876,7 @@ static int begin(void *st, const struct iq_parse_ctx *ctx)
 	IQ_UNUSED(ctx);
 	struct kern *p = st;
 	iq_buf_init(&p->buf);
+	iq_buf_init(&p->lead);
 	p->prev_ts = IQ_TIME_NONE;
 	return 0;
 }
@@ -811,7 +885,13 @@ static int end(void *st, const struct iq_parse_ctx *ctx)
 {
 	struct kern *p = st;
 	int rc = flush(p, ctx);
+	if (!p->started) {
+		int rc2 = release_lead(p, ctx, IQ_TIME_NONE);
+		if (!rc)
+			rc = rc2;
+	}
 	iq_buf_release(&p->buf);
+	iq_buf_release(&p->lead);
 	return rc;
 }
 

@@ -243,21 +243,27 @@ static int two_digits(const char *s, int *v)
 
 size_t iq_parse_ctime(const char *s, size_t n, int64_t *out)
 {
-	/* "Www Mmm dd hh:mm:ss yyyy": 24 bytes without a fraction */
-	if (n < 24 || !isupper((unsigned char)s[0]) || !islower((unsigned char)s[1]) ||
+	/* "Www Mmm dd hh:mm:ss yyyy" (asctime pads the day with a space,
+	 * nvidia-smi writes "Aug 7" unpadded) */
+	if (n < 23 || !isupper((unsigned char)s[0]) || !islower((unsigned char)s[1]) ||
 	    !islower((unsigned char)s[2]) || s[3] != ' ' || s[7] != ' ')
 		return 0;
 	int mon = iq_month_from_abbr(s + 4), day, h, mi, sec, y1, y2;
 	if (!mon)
 		return 0;
-	if (s[8] == ' ' && s[9] >= '1' && s[9] <= '9')
-		day = s[9] - '0';
-	else if (two_digits(s + 8, &day))
+	size_t i = 8;
+	if (s[i] == ' ')
+		i++;
+	if (s[i] < '0' || s[i] > '9')
 		return 0;
-	if (s[10] != ' ' || two_digits(s + 11, &h) || s[13] != ':' || two_digits(s + 14, &mi) ||
-	    s[16] != ':' || two_digits(s + 17, &sec) || h > 23 || mi > 59 || sec > 60)
+	day = s[i++] - '0';
+	if (s[i] >= '0' && s[i] <= '9')
+		day = day * 10 + (s[i++] - '0');
+	if (n - i < 14 || s[i] != ' ' || two_digits(s + i + 1, &h) || s[i + 3] != ':' ||
+	    two_digits(s + i + 4, &mi) || s[i + 6] != ':' || two_digits(s + i + 7, &sec) ||
+	    h > 23 || mi > 59 || sec > 60)
 		return 0;
-	size_t i = 19;
+	i += 9;
 	long ns = 0, scale = 100000000L;
 	if (s[i] == '.') {
 		size_t f = ++i;

@@ -1,17 +1,19 @@
-/* nvidia_smi_xml.c: `nvidia-smi -q -x` (nvsmi_device_v*.dtd), one
- * snapshot or several appended (-l): one IQ_KIND_GPU record per <gpu>
- * element, from its id (the PCI bus id), product_name, uuid, minor_number,
- * fb_memory_usage, utilization, temperature and power readings.
+/* nvidia_smi_query.c: `nvidia-smi -q` in its two spellings, the text
+ * report ("==============NVSMI LOG==============", "GPU 00000000:07:00.0",
+ * indented "Key : Value" lines under section names) and the XML of -q -x
+ * (nvsmi_device_v*.dtd), one snapshot or several appended (-l): one
+ * IQ_KIND_GPU record per GPU, from its bus id, product name, uuid, minor
+ * number, frame buffer memory, utilisation, temperature and power.
  *
- * Decisions: the document's <timestamp> ("Fri Jan 27 11:32:31 2023", local
+ * Decisions: the snapshot's timestamp ("Fri Jan 27 11:32:31 2023", local
  * time, no zone) is every GPU's time, assumed UTC; a GPU before any
- * timestamp has none. The record spans its <gpu> element; the lines around
- * the GPUs (driver and CUDA versions, the XML prolog) are skipped "xml
- * envelope". MIG devices' own memory inside <mig_devices> is not the GPU's
+ * timestamp has none. The record spans the GPU's lines; the lines around
+ * the GPUs (driver and CUDA versions, the XML prolog) are skipped "nvidia-smi
+ * header". MIG devices' own memory (inside their section) is not the GPU's
  * and is left out. minor_number stands for the index (nvidia-smi orders
- * both by PCI bus). power_draw, else average_power_draw, else
- * instant_power_draw (drivers from 535 on) is the power. The reader is
- * line-based, one element per line as nvidia-smi writes them. */
+ * both by PCI bus). Power Draw, else Average Power Draw, else the
+ * instantaneous one (drivers from 535 on) is the power. The reader is
+ * line-based, one element or field per line as nvidia-smi writes them. */
 #include <string.h>
 
 #include "parse.h"
@@ -19,12 +21,13 @@
 #define MAX_DEPTH 16
 #define NAME_MAX_LEN 48
 
-struct smix {
+struct smiq {
 	char stack[MAX_DEPTH][NAME_MAX_LEN];
 	int depth;             /* open elements (deeper ones are counted only) */
 	int in_gpu;            /* a <gpu> is open */
 	int gpu_depth;         /* the depth it opened at */
 	long gpu_line;         /* where it opened */
+	long last_gpu_line;    /* the text report's last line of it */
 	long last;             /* the last line seen */
 	int64_t ts;            /* the document's timestamp */
 	char ts_raw[40];
@@ -34,6 +37,7 @@ struct smix {
 	double avg_w, inst_w;  /* the power readings of newer drivers */
 	struct iq_buf text;
 	long acct;             /* lines before this are accounted for */
+	char section[40];      /* the text report's section of the open GPU */
 };
 
 static int is_space(char c)
@@ -114,7 +118,7 @@ static int is(struct iq_str s, const char *lit)
 	return s.n == l && memcmp(s.p, lit, l) == 0;
 }
 
-static int parent_is(const struct smix *p, const char *lit)
+static int parent_is(const struct smiq *p, const char *lit)
 {
 	return p->depth >= 1 && strcmp(p->stack[p->depth - 1], lit) == 0;
 }
@@ -123,16 +127,21 @@ static int sniff(const char *path, const char *head, size_t n, char *why, size_t
 {
 	IQ_UNUSED(path);
 	size_t lim = n < 4096 ? n : 4096;
-	if (!iq_memmem(head, lim, "<nvidia_smi_log>", 16))
-		return 0;
-	snprintf(why, whysz, "nvidia-smi -q -x XML (<nvidia_smi_log>)");
-	return 95;
+	if (iq_memmem(head, lim, "<nvidia_smi_log>", 16)) {
+		snprintf(why, whysz, "nvidia-smi -q -x XML (<nvidia_smi_log>)");
+		return 95;
+	}
+	if (iq_memmem(head, lim, "==NVSMI LOG==", 13)) {
+		snprintf(why, whysz, "nvidia-smi -q report (NVSMI LOG)");
+		return 95;
+	}
+	return 0;
 }
 
 static int begin(void *st, const struct iq_parse_ctx *ctx)
 {
 	IQ_UNUSED(ctx);
-	struct smix *p = st;
+	struct smiq *p = st;
 	iq_buf_init(&p->meta);
 	iq_buf_init(&p->text);
 	p->ts = IQ_TIME_NONE;
@@ -140,16 +149,16 @@ static int begin(void *st, const struct iq_parse_ctx *ctx)
 	return 0;
 }
 
-static void envelope_until(struct smix *p, const struct iq_parse_ctx *ctx, long l)
+static void envelope_until(struct smiq *p, const struct iq_parse_ctx *ctx, long l)
 {
 	if (p->acct < l)
-		ctx->sink.skip(ctx->sink.u, p->acct, l - p->acct, "xml envelope", NULL, 0);
+		ctx->sink.skip(ctx->sink.u, p->acct, l - p->acct, "nvidia-smi header", NULL, 0);
 	if (p->acct < l)
 		p->acct = l;
 }
 
 /* Keeps v in meta; its offset and length into *off, *len. */
-static int keep(struct smix *p, struct iq_str v, size_t *off, size_t *len)
+static int keep(struct smiq *p, struct iq_str v, size_t *off, size_t *len)
 {
 	while (v.n && is_space(v.p[0])) {
 		v.p++;
@@ -162,12 +171,12 @@ static int keep(struct smix *p, struct iq_str v, size_t *off, size_t *len)
 	return iq_buf_add(&p->meta, v.p, v.n);
 }
 
-static struct iq_str kept(const struct smix *p, size_t off, size_t len)
+static struct iq_str kept(const struct smiq *p, size_t off, size_t len)
 {
 	return len ? iq_str_make(p->meta.p + off, len) : IQ_STR_NULL;
 }
 
-static void open_gpu(struct smix *p, long lineno, struct iq_str attrs)
+static void open_gpu(struct smiq *p, long lineno, struct iq_str attrs)
 {
 	p->in_gpu = 1;
 	p->gpu_depth = p->depth;
@@ -178,15 +187,19 @@ static void open_gpu(struct smix *p, long lineno, struct iq_str attrs)
 	iq_record_init(&r, IQ_KIND_GPU);
 	p->g = r.u.gpu;
 	p->avg_w = p->inst_w = NAN;
+	p->section[0] = '\0';
+	p->last_gpu_line = lineno;
 	const char *q = iq_memmem(attrs.p, attrs.n, "id=\"", 4);
 	if (q) {
 		const char *b = q + 4, *e = memchr(b, '"', attrs.n - (size_t)(b - attrs.p));
 		if (e)
 			keep(p, iq_str_make(b, (size_t)(e - b)), &p->id_off, &p->id_n);
+	} else {
+		keep(p, attrs, &p->id_off, &p->id_n);   /* the text's "GPU <bus id>" */
 	}
 }
 
-static int close_gpu(struct smix *p, const struct iq_parse_ctx *ctx, long lineno)
+static int close_gpu(struct smiq *p, const struct iq_parse_ctx *ctx, long lineno)
 {
 	struct iq_record r;
 	iq_record_init(&r, IQ_KIND_GPU);
@@ -221,7 +234,7 @@ static int close_gpu(struct smix *p, const struct iq_parse_ctx *ctx, long lineno
 }
 
 /* A leaf value inside the open <gpu> (not inside its MIG devices). */
-static int gpu_leaf(struct smix *p, struct iq_str name, struct iq_str v)
+static int gpu_leaf(struct smiq *p, struct iq_str name, struct iq_str v)
 {
 	int rel = p->depth - p->gpu_depth - 1;  /* 0: a child of <gpu> */
 	struct iq_gpu *g = &p->g;
@@ -265,11 +278,26 @@ static int gpu_leaf(struct smix *p, struct iq_str name, struct iq_str v)
 	return 0;
 }
 
-static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const char *s, size_t n)
+/* The timestamp text v of a snapshot ("Fri Jan 27 11:32:31 2023"). */
+static void snapshot_time(struct smiq *p, struct iq_str v)
 {
-	struct smix *p = st;
+	int64_t t;
+	while (v.n && is_space(v.p[0])) {
+		v.p++;
+		v.n--;
+	}
+	size_t used = iq_parse_ctime(v.p, v.n, &t);
+	if (used && used < sizeof p->ts_raw) {
+		p->ts = t;
+		memcpy(p->ts_raw, v.p, used);
+		p->ts_raw[used] = '\0';
+	}
+}
+
+static int xml_line(struct smiq *p, const struct iq_parse_ctx *ctx, long lineno, const char *s,
+		    size_t n)
+{
 	struct iq_str name = IQ_STR_NULL, attrs = IQ_STR_NULL, v = IQ_STR_NULL;
-	p->last = lineno;
 	int k = element(s, n, &name, &attrs, &v);
 	if (k == 1) {
 		if (p->depth < MAX_DEPTH) {
@@ -290,41 +318,145 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		if (p->depth <= MAX_DEPTH && gpu_leaf(p, name, v))
 			return IQ_ERR_NOMEM;
 	} else if (k == 3 && is(name, "timestamp")) {
-		int64_t t;
-		while (v.n && is_space(v.p[0])) {
-			v.p++;
-			v.n--;
-		}
-		size_t used = iq_parse_ctime(v.p, v.n, &t);
-		if (used && used < sizeof p->ts_raw) {
-			p->ts = t;
-			memcpy(p->ts_raw, v.p, used);
-			p->ts_raw[used] = '\0';
-		}
+		snapshot_time(p, v);
 	}
-	/* the lines of an open <gpu> are its record's; the others are
-	 * skipped as the envelope when the next GPU or the end comes */
 	return 0;
+}
+
+/* The text report's "Key : Value" at s (indent already skipped): the key
+ * without its padding, the value; 0 when the line has no " : ". */
+static int key_value(const char *s, size_t n, struct iq_str *key, struct iq_str *v)
+{
+	const char *c = iq_memmem(s, n, " : ", 3);
+	size_t kn = c ? (size_t)(c - s) : n;
+	while (kn && is_space(s[kn - 1]))
+		kn--;
+	*key = iq_str_make(s, kn);
+	if (!c)
+		return 0;
+	size_t vb = (size_t)(c - s) + 3;
+	*v = iq_str_make(s + vb, n - vb);
+	return 1;
+}
+
+/* A text report's field of the open GPU: at indent 4 its own ("Product
+ * Name", a section name), at indent 8 a section's. */
+static int text_field(struct smiq *p, size_t indent, struct iq_str key, struct iq_str v, int kv)
+{
+	if (indent == 4) {
+		if (!kv) {
+			size_t l = key.n < sizeof p->section - 1 ? key.n : sizeof p->section - 1;
+			memcpy(p->section, key.p, l);
+			p->section[l] = '\0';
+			return 0;
+		}
+		p->section[0] = '\0';
+		if (is(key, "Product Name"))
+			return keep(p, v, &p->name_off, &p->name_n);
+		if (is(key, "GPU UUID"))
+			return keep(p, v, &p->uuid_off, &p->uuid_n);
+		if (is(key, "Minor Number")) {
+			double d = number(v);
+			if (!isnan(d) && d >= 0 && d < 65536)
+				p->g.index = (int)d;
+		}
+		return 0;
+	}
+	if (indent != 8 || !kv)
+		return 0;
+	struct iq_gpu *g = &p->g;
+	const char *sec = p->section;
+	if (!strcmp(sec, "FB Memory Usage")) {
+		if (is(key, "Total"))
+			g->mem_total_mib = number(v);
+		else if (is(key, "Used"))
+			g->mem_used_mib = number(v);
+		else if (is(key, "Free"))
+			g->mem_free_mib = number(v);
+	} else if (!strcmp(sec, "Utilization")) {
+		if (is(key, "GPU") || is(key, "Gpu"))
+			g->util_gpu_pct = number(v);
+		else if (is(key, "Memory"))
+			g->util_mem_pct = number(v);
+	} else if (!strcmp(sec, "Temperature")) {
+		if (is(key, "GPU Current Temp"))
+			g->temp_c = number(v);
+	} else if (!strcmp(sec, "GPU Power Readings") || !strcmp(sec, "Power Readings")) {
+		if (is(key, "Power Draw"))
+			g->power_w = number(v);
+		else if (is(key, "Average Power Draw"))
+			p->avg_w = number(v);
+		else if (is(key, "Instantaneous Power Draw"))
+			p->inst_w = number(v);
+	}
+	return 0;
+}
+
+static int text_line(struct smiq *p, const struct iq_parse_ctx *ctx, long lineno, const char *s,
+		     size_t n)
+{
+	size_t indent = 0;
+	while (indent < n && s[indent] == ' ')
+		indent++;
+	while (n > indent && (is_space(s[n - 1])))
+		n--;
+	if (indent == n)
+		return 0;            /* blank: the GPU's, or the header's */
+	struct iq_str key, v;
+	int kv = key_value(s + indent, n - indent, &key, &v);
+	if (indent == 0) {
+		/* a GPU ends at the next line that is not its own */
+		if (p->in_gpu) {
+			int rc = close_gpu(p, ctx, p->last_gpu_line);
+			if (rc)
+				return rc;
+		}
+		if (iq_memmem(s, n, "NVSMI LOG", 9))
+			p->ts = IQ_TIME_NONE;   /* a new snapshot */
+		else if (kv && is(key, "Timestamp"))
+			snapshot_time(p, v);
+		else if (!kv && n > 4 && memcmp(s, "GPU ", 4) == 0)
+			open_gpu(p, lineno, iq_str_make(s + 3, n - 3));
+		return 0;
+	}
+	if (p->in_gpu) {
+		p->last_gpu_line = lineno;
+		return text_field(p, indent, key, v, kv);
+	}
+	return 0;
+}
+
+static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const char *s, size_t n)
+{
+	struct smiq *p = st;
+	p->last = lineno;
+	size_t i = 0;
+	while (i < n && is_space(s[i]))
+		i++;
+	if (i < n && s[i] == '<')
+		return xml_line(p, ctx, lineno, s, n);
+	return text_line(p, ctx, lineno, s, n);
 }
 
 static int end(void *st, const struct iq_parse_ctx *ctx)
 {
-	struct smix *p = st;
+	struct smiq *p = st;
 	int rc = 0;
-	/* a document cut inside a <gpu> keeps what it read of it */
+	/* a GPU still open at the end (the text report's last, or an XML
+	 * document cut inside a <gpu>) keeps what was read of it */
 	if (p->in_gpu)
-		rc = close_gpu(p, ctx, p->last);
+		rc = close_gpu(p, ctx, p->depth ? p->last : p->last_gpu_line);
 	envelope_until(p, ctx, p->last + 1);
 	iq_buf_release(&p->meta);
 	iq_buf_release(&p->text);
 	return rc;
 }
 
-const struct iq_format iq_format_nvidia_smi_xml = {
-	.name = "nvidia-smi-xml",
-	.desc = "nvidia-smi -q -x XML (one GPU sample per <gpu>, snapshots appended)",
+const struct iq_format iq_format_nvidia_smi_query = {
+	.name = "nvidia-smi-query",
+	.desc = "nvidia-smi -q report, text or XML (-x), one GPU sample per GPU, snapshots appended",
 	.sniff = sniff,
-	.state_size = sizeof(struct smix),
+	.state_size = sizeof(struct smiq),
 	.begin = begin,
 	.line = line,
 	.end = end,

@@ -15,7 +15,8 @@
 struct iq_member {
 	/* Stable path: "<bundle name>!<entry>" for archives, one more "!" per
 	 * nested archive ("b.tgz!nodes/a.tar.gz!var/log/kern.log"), and
-	 * "<dir name>/<relative path>" for directories. A compressed member
+	 * "<dir name>/<relative path>" for directories (the bundle's path as
+	 * given instead of its name with iq_walk_opts.path_as_given). A compressed member
 	 * keeps its name ("app.log.1.gz") while its bytes are decompressed. */
 	const char *path;
 	int64_t size;        /* bytes as stored in the archive, -1 unknown */
@@ -60,6 +61,10 @@ struct iq_walk_opts {
 	 * progress line. May be NULL. */
 	void (*progress)(int64_t read, int64_t total, void *u);
 	void *u;                  /* passed to the callbacks */
+	/* Members' paths begin with the bundle's path as given (trailing
+	 * slashes dropped) rather than its last component: `inquest sniff`
+	 * tells two files named "messages" apart. */
+	int path_as_given;
 };
 
 /* Walks the bundle at path ("-": stdin, named "stdin"; a pipe is streamed,

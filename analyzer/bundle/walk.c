@@ -1119,7 +1119,14 @@ int iq_bundle_walk(const char *path, const struct iq_walk_opts *opts,
 		ret = iq_diag_set(d, IQ_ERR_INPUT, "cannot open '%s': %s", path, strerror(errno));
 		goto out;
 	}
-	name = bundle_name(path);
+	if (opts && opts->path_as_given) {
+		size_t end = strlen(path);
+		while (end > 1 && path[end - 1] == '/')
+			end--;
+		name = iq_xstrndup(path, end);
+	} else {
+		name = bundle_name(path);
+	}
 	if (S_ISDIR(st.st_mode)) {
 		DIR *dir = opendir(path);
 		if (!dir) {

@@ -1,12 +1,15 @@
-/* cmd_parse.c: `inquest parse [--format NAME] [--path P] [--mtime T] FILE`: the records
- * one format makes of a plain file, one JSON object a line. The parser
- * table tests (fixtures/lines/<format>/) compare this output. */
+/* cmd_parse.c: `inquest parse [--format NAME] [--path P] [--mtime T|none]
+ * FILE`: the records one format makes of a plain file, one JSON object a
+ * line; the file's date (for years not written) is its mtime unless
+ * --mtime says. The parser table tests (fixtures/lines/<format>/) compare
+ * this output. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../parse/parse.h"
 #include "cli.h"
@@ -269,8 +272,8 @@ int iq_cmd_parse(const struct iq_args *a)
 		return IQ_EXIT_USAGE;
 	}
 	int64_t mt = IQ_TIME_NONE;
-	if (mtime && iq_time_parse_arg(mtime, &mt) != 0) {
-		iq_usage_error(a->cmd, "--mtime takes an RFC 3339 time or a date, not '%s'", mtime);
+	if (mtime && strcmp(mtime, "none") != 0 && iq_time_parse_arg(mtime, &mt) != 0) {
+		iq_usage_error(a->cmd, "--mtime takes an RFC 3339 time, a date or 'none', not '%s'", mtime);
 		return IQ_EXIT_USAGE;
 	}
 	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
@@ -290,7 +293,12 @@ int iq_cmd_parse(const struct iq_args *a)
 		if (!format)
 			format = iq_format_find("plain");
 	}
+	/* the file's date is its mtime, as a bundle member's is, unless given
+	 * (--mtime none: no date) */
 	struct iq_parse_ctx ctx = {.path = path, .mtime = mt};
+	struct stat sb;
+	if (!mtime && f != stdin && fstat(fileno(f), &sb) == 0)
+		ctx.mtime = (int64_t)sb.st_mtim.tv_sec * IQ_NS_PER_SEC + sb.st_mtim.tv_nsec;
 	iq_path_ident(path, &ctx.file_id);
 	ctx.sink.record = on_record;
 	ctx.sink.skip = on_skip;

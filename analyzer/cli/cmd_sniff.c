@@ -1,6 +1,7 @@
 /* cmd_sniff.c: `inquest sniff FILE...`: the format of each file, or of
  * each member of an archive, and why, one line each:
- * PATH<TAB>FORMAT<TAB>REASON. FORMAT is "unknown" when none matched. */
+ * PATH<TAB>FORMAT<TAB>REASON, PATH as given ("logs/a/messages",
+ * "b.tgz!var/log/messages"). FORMAT is "unknown" when none matched. */
 #include <string.h>
 
 #include "../bundle/bundle.h"
@@ -44,7 +45,7 @@ int iq_cmd_sniff(const struct iq_args *a)
 	char **argv = a->pos;
 	for (int i = 0; i < a->npos; i++) {
 		struct iq_diag d = {{0}};
-		struct iq_walk_opts o = {.problem = problem};
+		struct iq_walk_opts o = {.problem = problem, .path_as_given = 1};
 		int rc = iq_bundle_walk(argv[i], &o, on_member, &d);
 		if (rc) {
 			iq_errorf("%s", d.msg);

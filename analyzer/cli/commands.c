@@ -178,7 +178,8 @@ static const struct iq_opt o_path = {
 	"(node, namespace, pod, container: var/log/pods/NS_POD_UID/CONTAINER/0.log)."};
 static const struct iq_opt o_mtime = {
 	"--mtime", NULL, "T", NULL, 0,
-	"The file's modification time (RFC 3339), which gives formats without a year their year."};
+	"The file's date (RFC 3339 or a date), which bounds the years given to times written without one; "
+	"'none' for no date. Without it, the file's own modification time."};
 static const struct iq_opt *const parse_opts[] = {&o_parse_format, &o_path, &o_mtime, NULL};
 
 /* ---- rules ---- */
@@ -253,7 +254,8 @@ static const struct iq_command commands[] = {
 	{"sniff", iq_cmd_sniff, "FILE...", 1, -1, IQ_ARGS_FILES, NULL, no_opts,
 	 "which format each file is, and why",
 	 "Say which format each file, or each member of an archive, is, and why: "
-	 "PATH<TAB>FORMAT<TAB>REASON. The format is read from the content; the name is only a "
+	 "PATH<TAB>FORMAT<TAB>REASON, PATH as given (an archive's members as "
+	 "bundle.tgz!var/log/messages). The format is read from the content; the name is only a "
 	 "hint, so a log renamed to x.txt is still recognised."},
 	{"parse", iq_cmd_parse, "FILE", 1, 1, IQ_ARGS_FILES, NULL, parse_opts,
 	 "the records a format makes of a file",

@@ -232,11 +232,122 @@ int iq_month_from_abbr(const char *s)
 	return 0;
 }
 
-int iq_year_infer(int mon, int64_t ref)
+int64_t iq_yearless_in(const struct iq_yearless *d, int y)
 {
-	int ry, rm;
-	iq_time_split(ref, &ry, &rm, NULL, NULL, NULL, NULL, NULL);
-	return mon > rm ? ry - 1 : ry;
+	if (d->mon < 1 || d->mon > 12 || d->day < 1 || y < IQ_YEAR_MIN || y > IQ_YEAR_MAX ||
+	    d->day > days_in_month(y, d->mon))
+		return IQ_TIME_NONE;
+	return iq_time_make(y, d->mon, d->day, d->h, d->mi, d->s, d->ns);
+}
+
+static int year_of(int64_t t)
+{
+	int y;
+	iq_time_split(t, &y, NULL, NULL, NULL, NULL, NULL, NULL);
+	return y;
+}
+
+/* d at or after prev - grace, as early as can be: prev's year, else the
+ * next year in which d exists. */
+static int64_t forwards(const struct iq_yearless *d, int64_t prev)
+{
+	int py = year_of(prev);
+	for (int y = py; y <= py + 4; y++) {
+		int64_t t = iq_yearless_in(d, y);
+		if (t != IQ_TIME_NONE && t >= prev - IQ_YEAR_GRACE)
+			return t;
+	}
+	return IQ_TIME_NONE;
+}
+
+/* d at or before ref + grace, as late as can be. */
+static int64_t backwards(const struct iq_yearless *d, int64_t ref)
+{
+	int ry = year_of(ref);
+	for (int y = ry + 1; y >= ry - 4; y--) {
+		int64_t t = iq_yearless_in(d, y);
+		if (t != IQ_TIME_NONE && t <= ref + IQ_YEAR_GRACE)
+			return t;
+	}
+	return IQ_TIME_NONE;
+}
+
+void iq_years_init(struct iq_years *y, int64_t limit)
+{
+	y->limit = limit;
+	y->prev = IQ_TIME_NONE;
+	y->first_year = 0;
+}
+
+void iq_years_seen(struct iq_years *y, int64_t t)
+{
+	if (t == IQ_TIME_NONE)
+		return;
+	y->prev = t;
+	y->first_year = 0;
+	/* the text says the file ran past its date: the text wins */
+	if (y->limit != IQ_TIME_NONE && t > y->limit + IQ_YEAR_GRACE)
+		y->limit = IQ_TIME_NONE;
+}
+
+void iq_years_limit(struct iq_years *y, int64_t t)
+{
+	if (t != IQ_TIME_NONE)
+		y->limit = t;
+}
+
+int64_t iq_years_place(struct iq_years *y, const struct iq_yearless *d)
+{
+	int64_t t = IQ_TIME_NONE;
+	if (y->prev != IQ_TIME_NONE) {
+		t = forwards(d, y->prev);
+		/* read forwards past the file's date: the run was not in
+		 * order after all; the date still may not lie after it */
+		if (y->limit != IQ_TIME_NONE && t != IQ_TIME_NONE &&
+		    t > y->limit + IQ_YEAR_GRACE)
+			t = backwards(d, y->limit);
+	} else if (y->first_year) {
+		t = iq_yearless_in(d, y->first_year);
+		y->first_year = 0;
+	}
+	if (t == IQ_TIME_NONE && y->prev == IQ_TIME_NONE && y->limit != IQ_TIME_NONE)
+		t = backwards(d, y->limit);
+	if (t != IQ_TIME_NONE)
+		y->prev = t;
+	return t;
+}
+
+/* The scan runs in a shadow calendar from 2000 on, where Feb 29 of a
+ * common year would count as a crossing: it is taken as Feb 28 there. */
+void iq_years_scan_add(struct iq_years_scan *sc, const struct iq_yearless *d)
+{
+	struct iq_yearless v = *d;
+	if (v.mon == 2 && v.day == 29)
+		v.day = 28;
+	int64_t t = sc->n ? forwards(&v, sc->prev) : iq_yearless_in(&v, 2000);
+	if (t == IQ_TIME_NONE)
+		return;  /* not a date (day 31 of a 30-day month) */
+	sc->prev = t;
+	sc->last = *d;
+	sc->n++;
+}
+
+int iq_years_scan_first(const struct iq_years_scan *sc, int64_t ref)
+{
+	if (!sc->n || ref == IQ_TIME_NONE)
+		return 0;
+	int64_t t = backwards(&sc->last, ref);
+	if (t == IQ_TIME_NONE) {
+		/* a last date that exists in no year near ref (Feb 29): its
+		 * shadow stand-in */
+		struct iq_yearless v = sc->last;
+		v.day = v.mon == 2 && v.day == 29 ? 28 : v.day;
+		t = backwards(&v, ref);
+		if (t == IQ_TIME_NONE)
+			return 0;
+	}
+	int y = year_of(t) - (year_of(sc->prev) - 2000);
+	return y >= IQ_YEAR_MIN && y <= IQ_YEAR_MAX ? y : 0;
 }
 
 char *iq_time_fmt_ms(int64_t t, char *out)

@@ -65,10 +65,71 @@ int64_t iq_time_parse_rfc1123(const char *s, size_t n);
 /* Month number 1..12 of an English three-letter abbreviation ("Jan"), or 0. */
 int iq_month_from_abbr(const char *s);
 
-/* The year to give a date that has none (month mon, 1..12), seen in a file
- * whose last write was at ref (UTC ns): ref's year, or the year before when
- * the month lies after ref's month (a December line in a January file). */
-int iq_year_infer(int mon, int64_t ref);
+/* A date and time of day written without a year: syslog "May  1
+ * 12:00:00", klog "I0501 12:00:00.123456", journalctl short. */
+struct iq_yearless {
+	int mon, day, h, mi, s;   /* as written; mon 1..12 */
+	long ns;
+};
+
+/* How far a time may lie past the file's date, or behind the time before
+ * it, and still count as not past / not behind: zones (the wall clock of a
+ * node read as UTC) and lines a little out of order. */
+#define IQ_YEAR_GRACE (86400 * IQ_NS_PER_SEC)
+
+/* The years of one file's yearless dates, by one rule:
+ *  - dates are read forwards: one earlier than the time before it (by more
+ *    than IQ_YEAR_GRACE) is in the next year (a run from Dec 3 to Jan 3);
+ *  - a year written in the text wins (iq_years_seen): later dates are read
+ *    forwards from that time, and a text running past the file's date
+ *    voids that date;
+ *  - no date is placed after the file's date (limit: the mtime, the
+ *    bundle's collection time, or an end the text states, such as
+ *    journalctl's "end at"), give or take IQ_YEAR_GRACE: a run that would
+ *    go past it lies in the years before, and where it crosses New Year
+ *    its earlier dates lie in the year before that (first_year, settled by
+ *    looking ahead: iq_years_scan).
+ * Times are wall clock read as UTC, as the parsers write them before
+ * iq_time_from_local. The caller owns the struct; nothing to free. */
+struct iq_years {
+	int64_t limit;      /* the file's date; IQ_TIME_NONE unknown */
+	int64_t prev;       /* the last time placed or read; IQ_TIME_NONE */
+	int first_year;     /* the first date's year when prev is none; 0 */
+};
+
+/* Clears y: no time yet, limit as given (IQ_TIME_NONE for none). */
+void iq_years_init(struct iq_years *y, int64_t limit);
+
+/* A time read with its year (UTC ns): later dates go forwards from it; one
+ * past the file's date (+ grace) voids that date. */
+void iq_years_seen(struct iq_years *y, int64_t t);
+
+/* An upper bound the text gives (journalctl's "end at"): it replaces the
+ * file's date. */
+void iq_years_limit(struct iq_years *y, int64_t t);
+
+/* The time of d by the rule above, or IQ_TIME_NONE when no year can be
+ * had (no time before it, no first_year, no limit) or d does not exist in
+ * the year found (Feb 29). */
+int64_t iq_years_place(struct iq_years *y, const struct iq_yearless *d);
+
+/* d in year y (wall clock as UTC), IQ_TIME_NONE when it does not exist. */
+int64_t iq_yearless_in(const struct iq_yearless *d, int y);
+
+/* Looking ahead at a run of yearless dates (no year in the text among
+ * them), in order: how many times the run crosses New Year, read forwards,
+ * and its last date. Zero-initialise; add each date. */
+struct iq_years_scan {
+	long n;                    /* dates added */
+	int64_t prev;              /* the last, placed from the year 2000 on */
+	struct iq_yearless last;
+};
+void iq_years_scan_add(struct iq_years_scan *sc, const struct iq_yearless *d);
+
+/* The year of the run's first date when its last date lies at or before
+ * ref (a time with its year after the run, or the file's date), give or
+ * take IQ_YEAR_GRACE; 0 when nothing was added or ref is IQ_TIME_NONE. */
+int iq_years_scan_first(const struct iq_years_scan *sc, int64_t ref);
 
 /* Writes "YYYY-MM-DDTHH:MM:SS.mmmZ" into out (at least IQ_TIME_BUF bytes) and
  * returns out; IQ_TIME_NONE gives "". */

@@ -5,7 +5,9 @@
  * boot-time files of parse/boot_time.c, the "Linux version" line printed
  * at boot) says when its node booted; so does the same kernel message
  * printed both ways, boot-relative in dmesg and with a wall clock in
- * kern.log or the journal. Records no boot time reaches keep ts_how
+ * kern.log or the journal. A boot time is its node's: a file without a
+ * node takes only its own lines' (never another host's, whatever the
+ * bundle holds). Records no boot time reaches keep ts_how
  * 'boot_relative'; converted ones get 'boot_anchored', and meta gets a
  * "boot_time <file>" row saying which boot time and why. */
 #include <stdlib.h>
@@ -69,12 +71,17 @@ static char *dup_col(sqlite3_stmt *q, int col)
 	return iq_xstrdup(t ? (const char *)t : "");
 }
 
+/* Whose boot a record tells: its node, or for a file without one the file
+ * itself (" file <id>", which no node name can be). */
+#define BOOT_KEY "CASE WHEN coalesce(f.node, r.node, '') = '' THEN ' file ' || f.id" \
+		 " ELSE coalesce(f.node, r.node) END"
+
 /* The node-wide estimates: records with a wall time and seconds since
  * boot, and "Linux version" lines (printed at 0.000000). */
 static int gather(struct iq_store *s, struct est **out, size_t *n, struct iq_diag *d)
 {
 	static const char sql[] =
-		"SELECT coalesce(f.node, r.node, ''),"
+		"SELECT " BOOT_KEY ","
 		"  r.ts - CAST(round(coalesce(k.boot_s, 0) * 1000000) AS INTEGER) * 1000,"
 		"  CASE WHEN k.boot_s IS NULL THEN 3"
 		"       WHEN f.format = 'journald-json' THEN 0"
@@ -144,7 +151,7 @@ static int same_message(struct iq_store *s, int64_t fid, const char *node, int64
 		" FROM records r JOIN kernel_events k ON k.record_id = r.id"
 		" JOIN iq_bt_wall w ON w.text = r.text"
 		" WHERE r.file_id = ?1 AND r.ts IS NULL AND r.ts_how = 'boot_relative'"
-		"  AND k.boot_s IS NOT NULL AND length(r.text) >= 24 AND (w.node = ?2 OR ?2 = '')"
+		"  AND k.boot_s IS NOT NULL AND length(r.text) >= 24 AND w.node = ?2"
 		" LIMIT 1000";
 	sqlite3_stmt *q;
 	if (sqlite3_prepare_v2(iq_store_db(s), sql, -1, &q, NULL) != SQLITE_OK)
@@ -212,20 +219,11 @@ static int convert(struct iq_store *s, int64_t fid, const char *path, int64_t bo
 /* The boot of node a file with the latest seconds since boot maxb and
  * mtime belongs to: the latest that had booted by the time the file was
  * written (the latest of all without an mtime). NULL when the node has
- * none; a file without a node takes the only node with boots. */
+ * none. */
 static const struct boot *pick(const struct boot *b, size_t nb, const char *node, int64_t mtime,
 			       int64_t maxb)
 {
 	const struct boot *best = NULL, *latest = NULL;
-	const char *only = NULL;
-	int nodes = 0;
-	for (size_t i = 0; i < nb; i++)
-		if (!only || strcmp(only, b[i].node) != 0) {
-			only = b[i].node;
-			nodes++;
-		}
-	if (!*node && nodes == 1)
-		node = only;
 	for (size_t i = 0; i < nb; i++) {
 		if (strcmp(b[i].node, node) != 0)
 			continue;
@@ -242,7 +240,7 @@ int iq_boottime_resolve(struct iq_store *s, struct iq_diag *d)
 	/* from the kernel messages to their records (CROSS JOIN keeps that
 	 * order): the other way round is a scan of every record */
 	static const char files_sql[] =
-		"SELECT r.file_id, f.path, coalesce(f.node, r.node, ''), f.mtime,"
+		"SELECT r.file_id, f.path, " BOOT_KEY ", f.mtime,"
 		"  CAST(round(max(k.boot_s) * 1000000) AS INTEGER) * 1000"
 		" FROM kernel_events k CROSS JOIN records r ON r.id = k.record_id"
 		" JOIN files f ON f.id = r.file_id"
@@ -263,7 +261,7 @@ int iq_boottime_resolve(struct iq_store *s, struct iq_diag *d)
 	int err = iq_store_exec(s, "SAVEPOINT iq_boottime;"
 				"CREATE TEMP TABLE IF NOT EXISTS iq_bt_wall (node TEXT, text TEXT, ts INTEGER);"
 				"DELETE FROM iq_bt_wall;"
-				"INSERT INTO iq_bt_wall SELECT coalesce(f.node, r.node, ''), r.text, r.ts"
+				"INSERT INTO iq_bt_wall SELECT " BOOT_KEY ", r.text, r.ts"
 				" FROM kernel_events k JOIN records r ON r.id = k.record_id"
 				" JOIN files f ON f.id = r.file_id"
 				" WHERE r.ts IS NOT NULL AND k.boot_s IS NULL AND length(r.text) >= 24;"
@@ -291,7 +289,7 @@ int iq_boottime_resolve(struct iq_store *s, struct iq_diag *d)
 			 * more precise boot estimate within SNAP is that boot */
 			snprintf(basis, sizeof basis, "%ld kernel messages also written with a wall clock", same);
 			for (size_t i = 0; i < nb; i++)
-				if ((!strcmp(b[i].node, node) || !*node) && llabs(b[i].boot - boot) <= SNAP) {
+				if (!strcmp(b[i].node, node) && llabs(b[i].boot - boot) <= SNAP) {
 					boot = b[i].boot;
 					snprintf(basis, sizeof basis, "%s, matched by %ld kernel messages also "
 						 "written with a wall clock", b[i].basis, same);

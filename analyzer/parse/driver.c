@@ -1,5 +1,7 @@
 /* driver.c: runs one format over one input: line splitting, the parser's
- * begin/line/end, and the line accounting every file gets. */
+ * begin/line/end, the line accounting every file gets, and the look-ahead
+ * that settles the year of a file's yearless dates (iq_years) before the
+ * parser sees them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +14,17 @@ struct run {
 	struct iq_sink outer;         /* the caller's sink */
 	void *st;
 	struct iq_file_stats *stats;
+	struct iq_years years;
+	/* lines held back while the first yearless date's year is open:
+	 * each a long line number, a size_t length and the bytes */
+	int holding;
+	struct iq_buf held;
+	long nheld;
+	struct iq_years_scan scan;
 };
+
+/* Lines a format with no yearless date among them is held back for. */
+#define HOLD_DATELESS 10000
 
 static int count_record(void *u, const struct iq_record *r)
 {
@@ -33,6 +45,29 @@ static void count_skip(void *u, long first, long count, const char *reason,
 	run->outer.skip(run->outer.u, first, count, reason, text, n);
 }
 
+/* Ends the look-ahead: the first yearless date's year from anchor (the
+ * first time with its year, IQ_TIME_NONE for none) or the file's date,
+ * then the held lines go to the parser. */
+static int release(struct run *run, int64_t anchor)
+{
+	run->holding = 0;
+	run->years.first_year =
+		iq_years_scan_first(&run->scan, anchor != IQ_TIME_NONE ? anchor : run->years.limit);
+	int rc = 0;
+	for (size_t off = 0; off < run->held.len && !rc;) {
+		long lineno;
+		size_t n;
+		memcpy(&lineno, run->held.p + off, sizeof lineno);
+		memcpy(&n, run->held.p + off + sizeof lineno, sizeof n);
+		off += sizeof lineno + sizeof n;
+		rc = run->f->line(run->st, run->ctx, lineno, run->held.p + off, n);
+		off += n;
+	}
+	iq_buf_release(&run->held);
+	run->nheld = 0;
+	return rc;
+}
+
 static int on_line(void *u, long lineno, const char *s, size_t n, int truncated)
 {
 	struct run *run = u;
@@ -41,7 +76,54 @@ static int on_line(void *u, long lineno, const char *s, size_t n, int truncated)
 		count_skip(run, lineno, 1, "NUL bytes only (a zeroed block)", NULL, 0);
 		return 0;
 	}
+	if (run->holding) {
+		struct iq_yearless d;
+		int64_t t = IQ_TIME_NONE;
+		int rc;
+		switch (run->f->dates(s, n, &d, &t)) {
+		case IQ_DATES_YEAR:
+			if ((rc = release(run, t)) != 0)
+				return rc;
+			return run->f->line(run->st, run->ctx, lineno, s, n);
+		case IQ_DATES_YEARLESS:
+			iq_years_scan_add(&run->scan, &d);
+			break;
+		case IQ_DATES_LIMIT:
+			iq_years_limit(&run->years, t);
+			break;
+		case IQ_DATES_NONE:
+			break;
+		}
+		if (iq_buf_add(&run->held, &lineno, sizeof lineno) ||
+		    iq_buf_add(&run->held, &n, sizeof n) || iq_buf_add(&run->held, s, n))
+			return IQ_ERR_NOMEM;
+		run->nheld++;
+		if (run->held.len >= IQ_YEAR_LOOKAHEAD || (!run->scan.n && run->nheld >= HOLD_DATELESS))
+			return release(run, IQ_TIME_NONE);
+		return 0;
+	}
 	return run->f->line(run->st, run->ctx, lineno, s, n);
+}
+
+int64_t iq_parse_yearless(const struct iq_parse_ctx *ctx, const struct iq_yearless *d)
+{
+	if (ctx->years)
+		return iq_years_place(ctx->years, d);
+	struct iq_years y;
+	iq_years_init(&y, ctx->mtime);
+	return iq_years_place(&y, d);
+}
+
+void iq_parse_year_seen(const struct iq_parse_ctx *ctx, int64_t t)
+{
+	if (ctx->years)
+		iq_years_seen(ctx->years, t);
+}
+
+void iq_parse_year_limit(const struct iq_parse_ctx *ctx, int64_t t)
+{
+	if (ctx->years)
+		iq_years_limit(ctx->years, t);
 }
 
 int iq_parse_run(const struct iq_format *f, struct iq_parse_ctx *ctx,
@@ -58,6 +140,10 @@ int iq_parse_run(const struct iq_format *f, struct iq_parse_ctx *ctx,
 	ctx->sink.record = count_record;
 	ctx->sink.skip = count_skip;
 	ctx->sink.u = &run;
+	iq_years_init(&run.years, ctx->mtime);
+	ctx->years = &run.years;
+	run.holding = f->dates != NULL;
+	iq_buf_init(&run.held);
 	iq_lines_init(&lines, IQ_MAX_LINE);
 
 	rc = f->begin(run.st, ctx);
@@ -83,6 +169,13 @@ int iq_parse_run(const struct iq_format *f, struct iq_parse_ctx *ctx,
 	int rc2 = iq_lines_finish(&lines, on_line, &run);
 	if (!rc)
 		rc = rc2;
+	/* held lines are records before a read error too, not after a stop */
+	if (run.holding && (rc == 0 || rc == IQ_ERR_INPUT)) {
+		rc2 = release(&run, IQ_TIME_NONE);
+		if (!rc)
+			rc = rc2;
+	}
+	iq_buf_release(&run.held);
 	rc2 = f->end(run.st, ctx);
 	if (!rc)
 		rc = rc2;
@@ -98,6 +191,7 @@ int iq_parse_run(const struct iq_format *f, struct iq_parse_ctx *ctx,
 		count_skip(&run, acc + 1, st->lines_read - acc,
 			   "unaccounted by the parser", NULL, 0);
 	ctx->sink = run.outer;
+	ctx->years = NULL;
 	iq_lines_release(&lines);
 	free(chunk);
 	free(run.st);

@@ -13,16 +13,18 @@
  * server's name, not its address: upstream_addr is that name, upstream_name
  * the backend, the upstream time Tr; "<NOSRV>" (also "**<NOSRV>**" pasted
  * from Markdown) means no upstream. client is the address without its
- * port. The syslog header's date has no year: for message lines it comes
- * from ctx->mtime (iq_year_infer), else from the last accept_date seen,
- * else the record has no time. Lines without a syslog header that are not
- * access lines are malformed (a wrapped line, a fragment). */
+ * port. The syslog header's date has no year: message lines get it by the
+ * year rule (iq_years), the access lines' accept_date being the year
+ * written in the text. The header may lack the host (HAProxy's default
+ * "local" format). Captured request/response headers ("{...}" blocks) are
+ * skipped whole; a value that reads as a host or a user agent fills those.
+ * Lines without a syslog header that are not access lines are malformed
+ * (a wrapped line, a fragment). */
 #include <string.h>
 
 #include "parse.h"
 
 struct haproxy {
-	int64_t last_accept;          /* year reference; IQ_TIME_NONE */
 	/* a run of malformed or blank lines is reported as one skip */
 	long skip_first, skip_count;
 	const char *skip_reason;
@@ -182,6 +184,65 @@ static void request(struct cur *c, struct iq_http *h)
 	}
 }
 
+/* A captured header value that reads as a Host header: a name or
+ * address with an optional port, no spaces. */
+static int looks_host(struct iq_str v)
+{
+	int alpha = 0, dot = 0;
+	if (!v.n || v.n > 255)
+		return 0;
+	for (size_t i = 0; i < v.n; i++) {
+		char ch = v.p[i];
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))
+			alpha = 1;
+		else if (ch == '.')
+			dot = 1;
+		else if (!digit(ch) && ch != '-' && ch != ':' && ch != '_')
+			return 0;
+	}
+	return alpha && dot;
+}
+
+/* A captured value that reads as a User-Agent: "product/version ...". */
+static int looks_agent(struct iq_str v)
+{
+	size_t i = 0;
+	while (i < v.n && ((v.p[i] >= 'a' && v.p[i] <= 'z') || (v.p[i] >= 'A' && v.p[i] <= 'Z') ||
+			   digit(v.p[i]) || v.p[i] == '-' || v.p[i] == '_' || v.p[i] == '.'))
+		i++;
+	return i > 0 && i + 1 < v.n && v.p[i] == '/' && digit(v.p[i + 1]);
+}
+
+/* The "{...}" blocks of captured request and response headers ("capture
+ * request header", values split by '|') before the request: skipped
+ * whole, whatever they hold (spaces, quotes); the host and user agent
+ * are taken from the request's when a value reads as one. */
+static void captures(struct cur *c, struct iq_http *h)
+{
+	for (int block = 0; block < 2; block++) {
+		skip_sp(c);
+		if (c->i >= c->n || c->s[c->i] != '{')
+			return;
+		size_t b = c->i + 1, e = b;
+		/* the block ends at a '}' followed by a space or the end */
+		while (e < c->n && !(c->s[e] == '}' && (e + 1 == c->n || c->s[e + 1] == ' ')))
+			e++;
+		if (e >= c->n)
+			return;
+		for (size_t v = b; block == 0 && v <= e;) {
+			const char *bar = memchr(c->s + v, '|', e - v);
+			size_t ve = bar ? (size_t)(bar - c->s) : e;
+			struct iq_str val = iq_str_make(c->s + v, ve - v);
+			if (!h->host.n && looks_host(val))
+				h->host = val;
+			else if (!h->user_agent.n && looks_agent(val))
+				h->user_agent = val;
+			v = ve + 1;
+		}
+		c->i = e + 1;
+	}
+}
+
 /* The access-log body at c ("client:port [accept_date] frontend
  * backend/server timers ..."). Returns 0 with r filled (time, http), or -1
  * when c is not at one. */
@@ -221,6 +282,11 @@ static int access(struct cur *c, struct iq_record *r)
 		token(c);             /* captured response cookie */
 	}
 	struct iq_str term = token(c);
+	if (http) {
+		token(c);             /* actconn/feconn/beconn/srv_conn/retries */
+		token(c);             /* srv_queue/backend_queue */
+		captures(c, h);
+	}
 	int normal = term.n >= 2;
 	for (size_t i = 0; i < term.n; i++)
 		normal &= term.p[i] == '-';
@@ -243,11 +309,42 @@ static int access(struct cur *c, struct iq_record *r)
 	return 0;
 }
 
+/* A syslog tag "haproxy[812]:" or "haproxy:": a program name (no '/',
+ * which tells it from an access line's client "10.0.0.1:4242") and an
+ * optional [pid]. */
+static int is_tag(struct iq_str t)
+{
+	size_t i = 0;
+	while (i < t.n && t.p[i] != '[' && t.p[i] != ':' && t.p[i] != '/')
+		i++;
+	if (i == 0 || i >= t.n || t.p[i] == '/')
+		return 0;
+	if (digit(t.p[0]) && memchr(t.p, '.', i))
+		return 0;   /* an IPv4 address */
+	if (t.p[i] == '[') {
+		size_t d = ++i;
+		while (i < t.n && digit(t.p[i]))
+			i++;
+		if (i == d || i >= t.n || t.p[i] != ']')
+			return 0;
+		i++;
+	}
+	return i == t.n - 1 && t.p[i] == ':';
+}
+
+/* The program of a tag is_tag accepted: "haproxy" of "haproxy[812]:". */
+static struct iq_str tag_name(struct iq_str t)
+{
+	const char *br = memchr(t.p, '[', t.n);
+	return iq_str_make(t.p, br ? (size_t)(br - t.p) : t.n - 1);
+}
+
 /* What a syslog header says. */
 struct sys {
-	int mon, day, h, mi, s;
+	int mon, day, h, mi, s;   /* a BSD date; mon 0 for none */
 	int64_t iso;
 	int iso_zone;
+	int dateless;             /* the tag alone, no date */
 	struct iq_str raw;
 	struct iq_str prog;
 };
@@ -284,18 +381,39 @@ static int syslog_header(struct cur *c, struct sys *y)
 	} else {
 		size_t used;
 		int z = iq_time_parse_iso(p, n, &y->iso, &used);
-		if (z < 0 || used >= n || p[used] != ' ')
-			return -1;
-		y->iso_zone = z;
-		y->raw = iq_str_make(p, used);
-		i = used + 1;
+		if (z >= 0 && used < n && p[used] == ' ') {
+			y->iso_zone = z;
+			y->raw = iq_str_make(p, used);
+			i = used + 1;
+		} else {
+			/* the tag alone, as HAProxy's manual quotes its logs
+			 * ("haproxy[674]: 127.0.0.1:33318 [15/Oct/2003...") */
+			struct cur t = {p, n, 0};
+			struct iq_str tag = token(&t);
+			if (!is_tag(tag))
+				return -1;
+			y->dateless = 1;
+			y->iso = IQ_TIME_NONE;
+			c->i = (size_t)(p - c->s);
+			token(c);
+			y->prog = tag_name(tag);
+			skip_sp(c);
+			return 0;
+		}
 	}
 	c->i = i + (size_t)(p - c->s);
+	/* "host tag: " (rfc3164), or "tag: " alone (HAProxy's default "local"
+	 * format strips the host) */
+	size_t at = c->i;
 	struct iq_str host = token(c), tag = token(c);
-	if (!host.n || tag.n < 2 || tag.p[tag.n - 1] != ':')
+	if (host.n >= 2 && host.p[host.n - 1] == ':' && is_tag(host)) {
+		tag = host;
+		c->i = at;
+		token(c);
+	} else if (!host.n || tag.n < 2 || tag.p[tag.n - 1] != ':' || !is_tag(tag)) {
 		return -1;
-	const char *br = memchr(tag.p, '[', tag.n);
-	y->prog = iq_str_make(tag.p, br ? (size_t)(br - tag.p) : tag.n - 1);
+	}
+	y->prog = tag_name(tag);
 	skip_sp(c);
 	return 0;
 }
@@ -359,7 +477,6 @@ static int begin(void *st, const struct iq_parse_ctx *ctx)
 {
 	IQ_UNUSED(ctx);
 	struct haproxy *p = st;
-	p->last_accept = IQ_TIME_NONE;
 	iq_buf_init(&p->skip_text);
 	return 0;
 }
@@ -391,24 +508,44 @@ static void skip(struct haproxy *p, const struct iq_parse_ctx *ctx, long lineno,
 }
 
 /* The time of a syslog header for a message line. */
-static void header_time(const struct haproxy *p, const struct iq_parse_ctx *ctx,
-			const struct sys *y, struct iq_record *r)
+static void header_time(const struct iq_parse_ctx *ctx, const struct sys *y, struct iq_record *r)
 {
 	r->ts_raw = y->raw;
+	if (y->dateless)
+		return;
 	if (!y->mon) {
 		r->ts = y->iso;
 		r->ts_how = y->iso_zone ? IQ_TS_EXPLICIT : iq_time_local(&r->ts);
+		iq_parse_year_seen(ctx, r->ts);
 		return;
 	}
-	int64_t ref = ctx->mtime != IQ_TIME_NONE ? ctx->mtime : p->last_accept;
-	if (ref == IQ_TIME_NONE)
-		return;
-	int64_t t = iq_time_make(iq_year_infer(y->mon, ref), y->mon, y->day, y->h, y->mi,
-				 y->s, 0);
+	struct iq_yearless d = {y->mon, y->day, y->h, y->mi, y->s, 0};
+	int64_t t = iq_parse_yearless(ctx, &d);
 	if (t == IQ_TIME_NONE)
 		return;
 	r->ts = iq_time_from_local(t);
 	r->ts_how = IQ_TS_YEAR_INFERRED;
+}
+
+/* The format's dates hook: an access line's accept_date and an ISO
+ * header carry their year, a BSD header does not. */
+static enum iq_dates dates(const char *s, size_t n, struct iq_yearless *d, int64_t *t)
+{
+	struct iq_record r;
+	struct sys y;
+	int kind = parse_line(s, n, &r, &y);
+	if (kind == 1) {
+		*t = r.ts;
+		return IQ_DATES_YEAR;
+	}
+	if (kind != 2 || y.dateless)
+		return IQ_DATES_NONE;
+	if (!y.mon) {
+		*t = y.iso;
+		return IQ_DATES_YEAR;
+	}
+	*d = (struct iq_yearless){y.mon, y.day, y.h, y.mi, y.s, 0};
+	return IQ_DATES_YEARLESS;
 }
 
 static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const char *s, size_t n)
@@ -429,9 +566,9 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		return 0;
 	}
 	if (kind == 1)
-		p->last_accept = r.ts;
+		iq_parse_year_seen(ctx, r.ts);
 	else
-		header_time(p, ctx, &y, &r);
+		header_time(ctx, &y, &r);
 	flush_skip(p, ctx);
 	r.line = lineno;
 	return ctx->sink.record(ctx->sink.u, &r);
@@ -453,4 +590,5 @@ const struct iq_format iq_format_haproxy = {
 	.begin = begin,
 	.line = line,
 	.end = end,
+	.dates = dates,
 };

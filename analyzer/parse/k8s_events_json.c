@@ -1,6 +1,8 @@
 /* k8s_events_json.c: `kubectl get events -o json` (a List or EventList of
  * core/v1 or events.k8s.io/v1 Events), a bare array of Events, one Event,
- * or one Event per line. A string-aware depth tracker finds each event
+ * one Event per line, or watch events ({"type":"ADDED","object":{Event}},
+ * one per line: the API's watch stream, `kubectl get events -w -o json
+ * --output-watch-events`). A string-aware depth tracker finds each event
  * object in the stream; only that object's bytes are given to jansson. */
 #include <ctype.h>
 #include <jansson.h>
@@ -208,11 +210,24 @@ static int summary(struct iq_buf *b, const struct iq_event *e)
 	return rc ? IQ_ERR_NOMEM : 0;
 }
 
-/* One Event object, core/v1 or events.k8s.io/v1, into a record. Returns 1
- * when o is not an event, else 0 or the sink's error. */
+/* One Event object, core/v1 or events.k8s.io/v1 (or a watch event holding
+ * one), into a record. Returns 1 when o is not an event, 2 for a watch
+ * bookmark or deletion, else 0 or the sink's error. */
 static int emit(struct events *p, const struct iq_parse_ctx *ctx, json_t *o, long first,
 		long lastl)
 {
+	/* a watch event ({"type":"MODIFIED","object":{Event}}: the API's watch
+	 * stream, kubectl get events -w --output-watch-events): its object */
+	json_t *wobj = json_object_get(o, "object");
+	struct iq_str wtype = jstr(o, "type");
+	if (json_is_object(wobj) && wtype.n && !json_object_get(o, "involvedObject") &&
+	    !json_object_get(o, "regarding")) {
+		/* a bookmark carries only a resourceVersion; a deleted event
+		 * (its TTL ran out) was already read when it was added */
+		if (str_eq(wtype, "BOOKMARK") || str_eq(wtype, "DELETED"))
+			return 2;
+		o = wobj;
+	}
 	json_t *obj = json_object_get(o, "involvedObject");
 	if (!json_is_object(obj))
 		obj = json_object_get(o, "regarding");
@@ -341,7 +356,10 @@ static int finish_item(struct events *p, const struct iq_parse_ctx *ctx, long la
 			skip_lines(p, ctx, p->line, lastl, "malformed event json");
 		} else {
 			rc = emit(p, ctx, o, p->line, lastl);
-			if (rc == 1) {
+			if (rc == 2) {
+				rc = 0;
+				skip_lines(p, ctx, p->line, lastl, "watch bookmark or deletion");
+			} else if (rc == 1) {
 				rc = 0;
 				/* a List whose items were not an array, or another object */
 				skip_lines(p, ctx, p->line, lastl,

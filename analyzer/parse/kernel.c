@@ -1,18 +1,24 @@
 /* kernel.c: kernel logs, one record per message line: raw dmesg
- * ("[ 8523.347322] msg"), dmesg -T, dmesg --time-format iso, dmesg -x
- * ("kern  :warn  : "), printk levels ("<4>"), syslog files (kern.log,
- * messages, RFC 3339 rsyslog, RFC 5424) and journalctl -k short/short-iso.
- * OOM-killer blocks stay one record per line; grouping is a later stage.
+ * ("[ 8523.347322] msg"), dmesg -T, -d ("[ 1.234567 <  0.000123>]"), -x
+ * ("kern  :warn  : ", "local2:notice: "), --time-format iso and several
+ * --time-format stamps on a line, printk levels ("<4>"), syslog files
+ * (kern.log, messages: BSD dates in any of a few locales, RFC 3339 with a
+ * host or a ChromeOS severity, RFC 5424 with or without PRI) and
+ * journalctl -k short/short-iso. OOM-killer blocks stay one record per
+ * line; grouping is a later stage.
  *
- * Decisions: a syslog date has no year; it is taken from ctx->mtime, else
- * from a journalctl "-- ... end at <time> --" header, else from the last
- * earlier line that carried a year; with none of these the record has no
- * wall time (boot_relative when it has a "[uptime]", else none). A line
- * with no known prefix is a continuation of the pending record when it is
+ * Decisions: a syslog date has no year; it gets one by the year rule
+ * (iq_parse_yearless: read forwards, the text's years first, never after
+ * the file's date; journalctl's "end at" bounds it); with none the record
+ * has no wall time (boot_relative when it has a "[uptime]", else none). A
+ * wall time on a dmesg line wins over its uptime, which stays boot_s. A
+ * line with no known prefix is a continuation of the pending record when it is
  * indented (journalctl indents those to the message column, which is cut
  * off), else a record of its own whose time is inherited from the record
- * before. Lines from other programs in a syslog file are records too,
- * facility = the program. Journal markers ("-- Reboot --") are skipped. */
+ * before; lines before the file's first entry (a header, the tail of a
+ * record rotated away) take that first entry's time, inherited. Lines
+ * from other programs in a syslog file are records too, facility = the
+ * program. Journal markers ("-- Reboot --") are skipped. */
 #include <string.h>
 
 #include "parse.h"
@@ -33,9 +39,16 @@ struct kern {
 	enum iq_ts_how how;
 	double boot_s;
 	int64_t prev_ts;        /* the last record's wall time, for inheriting */
-	int64_t year_ref;       /* journalctl "-- ... end at <time> --" */
-	int64_t last_dated;     /* the last line that carried a year */
+	/* lines before the file's first entry (a header, the tail of a record
+	 * rotated away), held to be given that entry's time: each a long
+	 * line number, an int (LEAD_*) and a size_t length, then the bytes */
+	int started;            /* the first entry has been seen */
+	struct iq_buf lead;
+	int nlead;
 };
+
+enum { LEAD_TEXT, LEAD_BLANK, LEAD_MARKER };
+#define MAX_LEAD 64
 
 /* What one line's prefixes say; slices point into the line. */
 struct kline {
@@ -111,14 +124,6 @@ static int parse_iso(const char *s, size_t n, int64_t *out, size_t *used)
 	return iq_time_parse_iso(s, n, out, used);
 }
 
-static int days_in(int y, int m)
-{
-	static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
-		return 29;
-	return dm[m - 1];
-}
-
 /* A day of month: " 7", "07" or "7" at s[*i]; -1 when none. */
 static int day_of(const char *s, size_t n, size_t *i)
 {
@@ -131,8 +136,21 @@ static int day_of(const char *s, size_t n, size_t *i)
 	return digits(s, n, i, 1);
 }
 
-/* "[ 8523.347322]" at s[*i] (spaces after '[' optional): seconds since
- * boot, exact to the microsecond. Advances *i past ']'; 0 or -1. */
+/* dmesg -d's " <    0.000123>" before the closing ']' at s[*j]: skipped. */
+static void delta_of(const char *s, size_t n, size_t *j)
+{
+	size_t k = *j;
+	if (k + 1 >= n || s[k] != ' ' || s[k + 1] != '<')
+		return;
+	for (k += 2; k < n && (s[k] == ' ' || is_digit(s[k]) || s[k] == '.'); k++)
+		;
+	if (k < n && s[k] == '>')
+		*j = k + 1;
+}
+
+/* "[ 8523.347322]" at s[*i] (spaces after '[' optional), or dmesg -d's
+ * "[ 8523.347322 <    0.000123>]": seconds since boot, exact to the
+ * microsecond. Advances *i past ']'; 0 or -1. */
 static int boot_stamp(const char *s, size_t n, size_t *i, double *out, struct iq_str *raw)
 {
 	size_t j = *i;
@@ -153,49 +171,89 @@ static int boot_stamp(const char *s, size_t n, size_t *i, double *out, struct iq
 		fp = fp * 10 + (s[j++] - '0');
 		scale *= 10;
 	}
+	size_t e = j;
+	delta_of(s, n, &j);
 	if (j == f || j >= n || s[j] != ']')
 		return -1;
 	*out = ((double)ip * (double)scale + (double)fp) / (double)scale;
-	*raw = iq_str_make(s + b, j - b);
+	*raw = iq_str_make(s + b, e - b);
 	*i = j + 1;
 	return 0;
 }
 
-/* "[Tue May  7 12:00:00 2024]" (dmesg -T, no zone). */
+/* "[<    0.000123>]" (dmesg --time-format delta): the time since the
+ * message before, which says nothing of when. */
+static int delta_stamp(const char *s, size_t n, size_t *i)
+{
+	size_t k = *i + 2;
+	if (k >= n || s[*i] != '[' || s[*i + 1] != '<')
+		return -1;
+	while (k < n && (s[k] == ' ' || is_digit(s[k]) || s[k] == '.'))
+		k++;
+	if (k + 1 >= n || s[k] != '>' || s[k + 1] != ']')
+		return -1;
+	*i = k + 2;
+	return 0;
+}
+
+/* "[Tue May  7 12:00:00 2024]" (dmesg -T, no zone), with -d's delta
+ * inside. */
 static int ctime_stamp(const char *s, size_t n, size_t *i, int64_t *out, struct iq_str *raw)
 {
 	size_t j = *i;
-	if (n - j < 26 || s[j] != '[' || s[j + 4] != ' ' || s[j + 8] != ' ')
+	if (j >= n || s[j] != '[')
 		return -1;
-	if (!(s[j + 1] >= 'A' && s[j + 1] <= 'Z') || !is_lower(s[j + 2]) || !is_lower(s[j + 3]))
+	size_t used = iq_parse_ctime(s + j + 1, n - j - 1, out);
+	if (!used)
 		return -1;
-	int mon = iq_month_from_abbr(s + j + 5);
-	if (!mon)
+	j += 1 + used;
+	size_t e = j;
+	delta_of(s, n, &j);
+	if (j >= n || s[j] != ']')
 		return -1;
-	j += 9;
-	int day = day_of(s, n, &j);
-	int h, mi, sec;
-	if (day < 1 || j >= n || s[j++] != ' ' || clock_of(s, n, &j, &h, &mi, &sec) ||
-	    j >= n || s[j++] != ' ')
-		return -1;
-	int y = digits(s, n, &j, 4);
-	if (!year_ok(y) || j >= n || s[j] != ']' || day > days_in(y, mon))
-		return -1;
-	*out = iq_time_make(y, mon, day, h, mi, sec, 0);
-	*raw = iq_str_make(s + *i + 1, j - *i - 1);
+	*raw = iq_str_make(s + *i + 1, e - *i - 1);
 	*i = j + 1;
 	return 0;
 }
 
-/* "May  7 12:00:00[.123456]" or journald's CJK "5月 07 12:00:00": a syslog
- * date without a year. */
+/* After a "[ctime]" stamp at s[i]: " [error]" or " [core:error]", an
+ * Apache httpd error log's level (apache_error.c), which no kernel
+ * message starts with. */
+static int apache_level(const char *s, size_t n, size_t i)
+{
+	static const char *const lv[] = {"emerg", "alert", "crit", "error", "warn",
+					 "notice", "info", "debug", "trace"};
+	if (i + 2 >= n || s[i] != ' ' || s[i + 1] != '[')
+		return 0;
+	size_t j = i + 2, e = j;
+	while (e < n && e - j < 40 && s[e] != ']' && s[e] != ' ')
+		e++;
+	if (e >= n || s[e] != ']')
+		return 0;
+	const char *c = memchr(s + j, ':', e - j);
+	if (c)
+		j = (size_t)(c - s) + 1;
+	size_t l = e - j;
+	if (l > 5 && memcmp(s + j, "trace", 5) == 0 && l == 6 && s[j + 5] >= '1' && s[j + 5] <= '8')
+		return 1;
+	for (size_t k = 0; k < IQ_ARRAY_LEN(lv); k++)
+		if (strlen(lv[k]) == l && memcmp(s + j, lv[k], l) == 0)
+			return 1;
+	return 0;
+}
+
+/* "May  7 12:00:00[.123456]", another locale's "août 19 11:08:37" or
+ * journald's CJK "5月 07 12:00:00": a syslog date without a year. */
 static int syslog_date(const char *s, size_t n, size_t *i, struct kline *k)
 {
-	size_t j = *i;
+	size_t j = *i, ml = 0;
 	int mon = 0;
 	if (n - j >= 4 && s[j] >= 'A' && s[j] <= 'Z' && (mon = iq_month_from_abbr(s + j)) &&
 	    s[j + 3] == ' ') {
 		j += 4;
+	} else if (n - j >= 4 && !is_digit(s[j]) && (mon = iq_month_word(s + j, n - j, &ml)) != 0) {
+		/* journalctl or a syslog daemon in another locale: "août 19" */
+		j += ml + 1;
 	} else {
 		size_t d0 = j;
 		while (j < n && is_digit(s[j]) && j - d0 < 2)
@@ -218,13 +276,18 @@ static int syslog_date(const char *s, size_t n, size_t *i, struct kline *k)
 			scale /= 10;
 		}
 	}
-	if (j < n && s[j] != ' ')
+	/* "Nov 18 01:15:43: --- last message repeated 5 times ---": a BSD
+	 * syslogd's own line, with a colon after the time and no source */
+	size_t e = j;
+	if (j < n && s[j] == ':' && (j + 1 == n || s[j + 1] == ' '))
+		j++;
+	else if (j < n && s[j] != ' ')
 		return -1;
 	k->mon = mon;
 	k->day = day;
 	k->ns = ns;
 	k->yearless = 1;
-	k->ts_raw = iq_str_make(s + *i, j - *i);
+	k->ts_raw = iq_str_make(s + *i, e - *i);
 	*i = j;
 	return 0;
 }
@@ -298,7 +361,8 @@ static size_t one_space(const char *s, size_t n, size_t i)
 static int decode_prefix(const char *s, size_t n, size_t *i, struct kline *k)
 {
 	size_t j = *i, a = j;
-	while (j < n && is_lower(s[j]))
+	/* facilities: kern, daemon, authpriv, local0..local7, ... */
+	while (j < n && (is_lower(s[j]) || (j > a && is_digit(s[j]))))
 		j++;
 	size_t an = j - a;
 	while (j < n && s[j] == ' ')
@@ -322,21 +386,11 @@ static int decode_prefix(const char *s, size_t n, size_t *i, struct kline *k)
 	return 0;
 }
 
-/* RFC 5424 after "<PRI>1 ": TIMESTAMP HOST APP PROCID MSGID SD MSG. */
-static int rfc5424(const char *s, size_t n, size_t *i, struct kline *k)
+/* RFC 5424 after the TIMESTAMP, at the space before HOST: HOST APP PROCID
+ * MSGID SD, then the message. */
+static int rfc5424_fields(const char *s, size_t n, size_t *i, struct kline *k)
 {
 	size_t j = *i;
-	if (j < n && s[j] == '-') {
-		j++;
-	} else {
-		size_t used;
-		int z = parse_iso(s + j, n - j, &k->ts, &used);
-		if (z < 0)
-			return -1;
-		k->how = z ? IQ_TS_EXPLICIT : iq_time_local(&k->ts);
-		k->ts_raw = iq_str_make(s + j, used);
-		j += used;
-	}
 	struct iq_str f[4];
 	for (int t = 0; t < 4; t++) {
 		if (j >= n || s[j] != ' ')
@@ -354,6 +408,8 @@ static int rfc5424(const char *s, size_t n, size_t *i, struct kline *k)
 	if (j < n && s[j] == '-') {
 		j++;
 	} else {
+		if (j >= n || s[j] != '[')
+			return -1;
 		while (j < n && s[j] == '[') {
 			while (j < n && !(s[j] == ']' && s[j - 1] != '\\'))
 				j++;
@@ -362,6 +418,8 @@ static int rfc5424(const char *s, size_t n, size_t *i, struct kline *k)
 			j++;
 		}
 	}
+	if (j < n && s[j] != ' ')
+		return -1;
 	if (!(f[0].n == 1 && f[0].p[0] == '-'))
 		k->host = f[0];
 	if (!(f[1].n == 1 && f[1].p[0] == '-'))
@@ -374,6 +432,25 @@ static int rfc5424(const char *s, size_t n, size_t *i, struct kline *k)
 	return 0;
 }
 
+/* RFC 5424 after "<PRI>1 " (or a bare "1 "): TIMESTAMP HOST APP PROCID
+ * MSGID SD MSG. */
+static int rfc5424(const char *s, size_t n, size_t *i, struct kline *k)
+{
+	size_t j = *i;
+	if (j < n && s[j] == '-') {
+		j++;
+	} else {
+		size_t used;
+		int z = parse_iso(s + j, n - j, &k->ts, &used);
+		if (z < 0)
+			return -1;
+		k->how = z ? IQ_TS_EXPLICIT : iq_time_local(&k->ts);
+		k->ts_raw = iq_str_make(s + j, used);
+		j += used;
+	}
+	return rfc5424_fields(s, n, &j, k) == 0 ? (*i = j, 0) : -1;
+}
+
 /* After a syslog source: an optional "[ 8523.347322]" uptime (kern.log
  * with printk time on). */
 static void source_boot(const char *s, size_t n, size_t *i, struct kline *k)
@@ -384,6 +461,115 @@ static void source_boot(const char *s, size_t n, size_t *i, struct kline *k)
 		if (boot_stamp(s, n, &p, &k->boot_s, &raw) == 0)
 			*i = p;
 	}
+}
+
+/* The severity words of RFC 3339 syslog that writes the level in place
+ * of the host (ChromeOS: "%TIMESTAMP% %syslogseverity-text:::uppercase%
+ * %syslogtag%%msg%"). */
+static int syslog_level_word(struct iq_str h)
+{
+	static const char *const w[] = {"EMERG", "ALERT", "CRIT", "ERR", "ERROR",
+					"WARNING", "WARN", "NOTICE", "INFO", "DEBUG"};
+	for (size_t i = 0; i < IQ_ARRAY_LEN(w); i++)
+		if (strlen(w[i]) == h.n && memcmp(w[i], h.p, h.n) == 0)
+			return 1;
+	return 0;
+}
+
+/* "2025-01-21T04:41:44,283302+00:00" at s[i] (dmesg --time-format iso:
+ * a comma, six digits and a numeric zone, unlike the comma-millisecond
+ * times of Java and Python loggers). */
+static int dmesg_iso(const char *s, size_t n, size_t i, int64_t *t, size_t *used)
+{
+	if (n - i < 32 || s[i + 19] != ',' || parse_iso(s + i, n - i, t, used) != 1 ||
+	    *used != 32 || (s[i + 26] != '+' && s[i + 26] != '-'))
+		return -1;
+	return 0;
+}
+
+/* The stamps of a dmesg line at s[*i], in any order and one or two
+ * (dmesg prints each --time-format asked for): "[uptime]" (-d's delta
+ * inside), "[ctime]" (-T), "[<delta>]", the iso form. A wall time wins
+ * for ts, an uptime gives boot_s. 0 when one was read. */
+static int dmesg_stamps(const char *s, size_t n, size_t *i, struct kline *k)
+{
+	int got = 0;
+	for (int round = 0; round < 2 && *i < n; round++) {
+		size_t j = *i, used;
+		double b;
+		int64_t t;
+		struct iq_str raw;
+		if (s[j] == '[' && boot_stamp(s, n, &j, &b, &raw) == 0) {
+			k->boot_s = b;
+			if (k->ts == IQ_TIME_NONE) {
+				k->how = IQ_TS_BOOT_RELATIVE;
+				k->ts_raw = raw;
+			}
+		} else if (s[j] == '[' && ctime_stamp(s, n, &j, &t, &raw) == 0) {
+			if (apache_level(s, n, j))
+				break;
+			if (k->ts == IQ_TIME_NONE) {
+				k->ts = t;
+				k->how = iq_time_local(&k->ts);
+				k->ts_raw = raw;
+			}
+		} else if (s[j] == '[' && delta_stamp(s, n, &j) == 0) {
+			/* no time of its own */
+		} else if (is_digit(s[j]) && dmesg_iso(s, n, j, &t, &used) == 0) {
+			if (k->ts == IQ_TIME_NONE) {
+				k->ts = t;
+				k->how = IQ_TS_EXPLICIT;
+				k->ts_raw = iq_str_make(s + j, used);
+			}
+			j += used;
+		} else {
+			break;
+		}
+		got = 1;
+		*i = j;
+		if (*i < n && s[*i] == ' ')
+			(*i)++;
+	}
+	/* PRINTK_CALLER's "[   T3919] " or "[    C2] " after the time */
+	if (got && *i + 3 < n && s[*i] == '[') {
+		size_t j = *i + 1;
+		while (j < n && s[j] == ' ')
+			j++;
+		size_t d = j + 1;
+		if (j < n && (s[j] == 'T' || s[j] == 'C')) {
+			for (j = d; j < n && is_digit(s[j]); j++)
+				;
+			if (j > d && j + 1 < n && s[j] == ']' && s[j + 1] == ' ')
+				*i = j + 2;
+		}
+	}
+	if (got && *i > 0 && s[*i - 1] == ' ')
+		(*i)--;
+	return got ? 0 : -1;
+}
+
+/* After an RFC 3339 time at s[*i]: a syslog source "host prog[pid]: ",
+ * a level in the host's place ("INFO prog[pid]: "), or the RFC 5424
+ * fields without PRI and version ("host app procid msgid SD"). */
+static int iso_source(const char *s, size_t n, size_t *i, struct kline *k)
+{
+	size_t p = *i;
+	if (syslog_source(s, n, &p, k, 0) == 0) {
+		if (syslog_level_word(k->host)) {
+			k->sev = k->host;
+			k->host = IQ_STR_NULL;
+		}
+		*i = p;
+		return 0;
+	}
+	p = *i;
+	struct kline f = *k;
+	if (rfc5424_fields(s, n, &p, &f) == 0) {
+		*k = f;
+		*i = p;
+		return 0;
+	}
+	return -1;
 }
 
 /* Reads the prefixes of a line into k; k->text is where the message
@@ -415,36 +601,48 @@ static void read_prefixes(const char *s, size_t n, struct kline *k)
 			k->how = IQ_TS_NONE;
 			k->ts_raw = IQ_STR_NULL;
 		}
+	} else if (n - i > 3 && s[i] == '1' && s[i + 1] == ' ' && is_digit(s[i + 2])) {
+		/* RFC 5424 written to a file without its PRI: "1 2003-10-11T..." */
+		size_t p = i + 2;
+		if (rfc5424(s, n, &p, k) == 0) {
+			k->prefixed = 1;
+			k->text = p;
+			return;
+		}
+		k->ts = IQ_TIME_NONE;
+		k->how = IQ_TS_NONE;
+		k->ts_raw = IQ_STR_NULL;
+		k->host = k->fac = IQ_STR_NULL;
+		k->syslog = 0;
 	}
 	if (i < n && is_lower(s[i]) && decode_prefix(s, n, &i, k) == 0)
 		k->prefixed = k->dmesg = 1;
 	size_t used;
 	int z;
-	if (i < n && s[i] == '[') {
-		if (boot_stamp(s, n, &i, &k->boot_s, &k->ts_raw) == 0) {
-			k->how = IQ_TS_BOOT_RELATIVE;
-			k->prefixed = k->dmesg = 1;
-		} else if (ctime_stamp(s, n, &i, &k->ts, &k->ts_raw) == 0) {
-			k->how = iq_time_local(&k->ts);
-			k->prefixed = k->dmesg = 1;
-		}
+	if (i < n && dmesg_stamps(s, n, &i, k) == 0) {
+		k->prefixed = k->dmesg = 1;
 	} else if (i < n && is_digit(s[i]) &&
 		   (z = parse_iso(s + i, n - i, &k->ts, &used)) >= 0) {
 		k->how = z ? IQ_TS_EXPLICIT : iq_time_local(&k->ts);
 		k->ts_raw = iq_str_make(s + i, used);
 		k->prefixed = 1;
-		/* dmesg --time-format iso writes a comma before the fraction;
-		 * rsyslog and journalctl a dot or none, then a source */
-		int dmesg_iso = used > 19 && s[i + 19] == ',';
 		i += used;
-		if (dmesg_iso)
-			k->dmesg = 1;
-		else if (syslog_source(s, n, &i, k, 0) == 0)
+		if (iso_source(s, n, &i, k) == 0)
 			source_boot(s, n, &i, k);
 	} else if (i < n && syslog_date(s, n, &i, k) == 0) {
 		k->prefixed = 1;
-		if (syslog_source(s, n, &i, k, 1) == 0)
+		if (syslog_source(s, n, &i, k, 1) == 0) {
 			source_boot(s, n, &i, k);
+		} else if (i + 1 < n && s[i] == ' ') {
+			/* sysklogd: "host last message repeated 2 times" */
+			size_t hl = token(s, n, i + 1);
+			static const char rep[] = " last message repeated ";
+			if (hl && s[i + 1] != '-' && n - (i + 1 + hl) > sizeof rep - 1 &&
+			    memcmp(s + i + 1 + hl, rep, sizeof rep - 1) == 0) {
+				k->host = iq_str_make(s + i + 1, hl);
+				i += 1 + hl;
+			}
+		}
 	}
 	if (!k->prefixed) {
 		k->text = 0;
@@ -454,23 +652,6 @@ static void read_prefixes(const char *s, size_t n, struct kline *k)
 	if (k->dmesg && !k->syslog && !k->fac.n)
 		k->fac_lit = "kernel";
 	k->text = one_space(s, n, i);
-}
-
-/* The year of a syslog date: from the file's mtime, else the journal's
- * "end at" header, else the last line with a year (forwards: a January
- * line after a December one is in the next year). 0 when none is known. */
-static int year_for(const struct kern *p, const struct iq_parse_ctx *ctx, int mon)
-{
-	if (ctx->mtime != IQ_TIME_NONE)
-		return iq_year_infer(mon, ctx->mtime);
-	if (p->year_ref != IQ_TIME_NONE)
-		return iq_year_infer(mon, p->year_ref);
-	if (p->last_dated != IQ_TIME_NONE) {
-		int ry, rm;
-		iq_time_split(p->last_dated, &ry, &rm, NULL, NULL, NULL, NULL, NULL);
-		return mon < rm ? ry + 1 : ry;
-	}
-	return 0;
 }
 
 static struct iq_str part_str(const struct kern *p, const struct part *x)
@@ -512,10 +693,12 @@ static int flush(struct kern *p, const struct iq_parse_ctx *ctx)
 
 /* "-- Logs begin at Tue 2024-05-07 10:00:00 UTC, end at Tue 2024-05-07
  * 12:00:00 UTC. --", "-- Journal begins at ..., ends at ... --",
- * "-- Reboot --", "-- Boot <id> --", "-- No entries --". Takes the end
- * time as the year reference. */
-static int journal_marker(struct kern *p, const char *s, size_t n)
+ * "-- Reboot --", "-- Boot <id> --", "-- No entries --": 1 for a marker,
+ * with the end time (the journal's last entry: no entry lies after it)
+ * in *end when it gives one. */
+static int journal_marker(const char *s, size_t n, int64_t *end)
 {
+	*end = IQ_TIME_NONE;
 	if (n < 5 || memcmp(s, "-- ", 3) != 0 || memcmp(s + n - 2, "--", 2) != 0)
 		return 0;
 	static const char *const ends[] = {"ends at ", "end at "};
@@ -527,27 +710,109 @@ static int journal_marker(struct kern *p, const char *s, size_t n)
 		i += token(s, n, i) + 1; /* the weekday */
 		int64_t t;
 		if (i < n && parse_iso(s + i, n - i, &t, NULL) >= 0)
-			p->year_ref = t;
+			*end = t;
 		break;
 	}
 	return 1;
 }
 
+/* The date of a syslog line as a yearless date. */
+static struct iq_yearless yearless_of(const struct kline *k)
+{
+	struct iq_yearless d = {k->mon, k->day, k->h, k->mi, k->sec, k->ns};
+	return d;
+}
+
+/* What a line says of dates (the format's dates hook; line() places
+ * them the same way). */
+static enum iq_dates dates(const char *s, size_t n, struct iq_yearless *d, int64_t *t)
+{
+	if (journal_marker(s, n, t))
+		return *t != IQ_TIME_NONE ? IQ_DATES_LIMIT : IQ_DATES_NONE;
+	struct kline k;
+	read_prefixes(s, n, &k);
+	if (k.yearless) {
+		*d = yearless_of(&k);
+		return IQ_DATES_YEARLESS;
+	}
+	if (k.ts != IQ_TIME_NONE) {
+		*t = k.ts;
+		return IQ_DATES_YEAR;
+	}
+	return IQ_DATES_NONE;
+}
+
+static int hold_lead(struct kern *p, long lineno, int what, const char *s, size_t n)
+{
+	if (iq_buf_add(&p->lead, &lineno, sizeof lineno) || iq_buf_add(&p->lead, &what, sizeof what) ||
+	    iq_buf_add(&p->lead, &n, sizeof n) || iq_buf_add(&p->lead, s, n))
+		return IQ_ERR_NOMEM;
+	p->nlead++;
+	return 0;
+}
+
+/* The held leading lines, in order, with time t (the first entry's,
+ * inherited; IQ_TIME_NONE for none). */
+static int release_lead(struct kern *p, const struct iq_parse_ctx *ctx, int64_t t)
+{
+	int rc = 0;
+	p->started = 1;
+	for (size_t off = 0; off < p->lead.len && !rc;) {
+		long lineno;
+		int what;
+		size_t n;
+		memcpy(&lineno, p->lead.p + off, sizeof lineno);
+		memcpy(&what, p->lead.p + off + sizeof lineno, sizeof what);
+		memcpy(&n, p->lead.p + off + sizeof lineno + sizeof what, sizeof n);
+		const char *s = p->lead.p + off + sizeof lineno + sizeof what + sizeof n;
+		off += sizeof lineno + sizeof what + sizeof n + n;
+		if (what == LEAD_BLANK) {
+			ctx->sink.skip(ctx->sink.u, lineno, 1, "blank", NULL, 0);
+		} else if (what == LEAD_MARKER) {
+			ctx->sink.skip(ctx->sink.u, lineno, 1, "journal marker", s, n);
+		} else {
+			struct iq_record r;
+			iq_record_init(&r, IQ_KIND_KERNEL);
+			r.line = lineno;
+			r.text = iq_str_make(s, n);
+			if (t != IQ_TIME_NONE) {
+				r.ts = t;
+				r.ts_how = IQ_TS_INHERITED;
+			}
+			rc = ctx->sink.record(ctx->sink.u, &r);
+		}
+	}
+	iq_buf_release(&p->lead);
+	p->nlead = 0;
+	return rc;
+}
+
 static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const char *s, size_t n)
 {
 	struct kern *p = st;
+	if (!p->started && p->nlead >= MAX_LEAD) {
+		int rc = release_lead(p, ctx, IQ_TIME_NONE);
+		if (rc)
+			return rc;
+	}
 	size_t b = 0;
 	while (b < n && (s[b] == ' ' || s[b] == '\t'))
 		b++;
 	int rc;
 	/* a skipped line ends the pending record: output stays in line order */
 	if (b == n) {
+		if (!p->started)
+			return hold_lead(p, lineno, LEAD_BLANK, s, 0);
 		if ((rc = flush(p, ctx)) != 0)
 			return rc;
 		ctx->sink.skip(ctx->sink.u, lineno, 1, "blank", NULL, 0);
 		return 0;
 	}
-	if (journal_marker(p, s, n)) {
+	int64_t end;
+	if (journal_marker(s, n, &end)) {
+		iq_parse_year_limit(ctx, end);
+		if (!p->started)
+			return hold_lead(p, lineno, LEAD_MARKER, s, n);
 		if ((rc = flush(p, ctx)) != 0)
 			return rc;
 		ctx->sink.skip(ctx->sink.u, lineno, 1, "journal marker", s, n);
@@ -555,6 +820,8 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	}
 	struct kline k;
 	read_prefixes(s, n, &k);
+	if (!p->started && !k.prefixed)
+		return hold_lead(p, lineno, LEAD_TEXT, s, n);
 	if (!k.prefixed && b > 0 && p->pending) {
 		/* journalctl indents continuation lines to the message column */
 		size_t cut = b < p->msg_col ? b : p->msg_col;
@@ -567,20 +834,23 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	if (rc)
 		return rc;
 	if (k.yearless) {
-		int y = year_for(p, ctx, k.mon);
-		if (year_ok(y) && k.day <= days_in(y, k.mon)) {
-			k.ts = iq_time_from_local(iq_time_make(y, k.mon, k.day, k.h, k.mi, k.sec, k.ns));
+		struct iq_yearless d = yearless_of(&k);
+		int64_t t = iq_parse_yearless(ctx, &d);
+		if (t != IQ_TIME_NONE) {
+			k.ts = iq_time_from_local(t);
 			k.how = IQ_TS_YEAR_INFERRED;
 		} else {
 			k.how = isnan(k.boot_s) ? IQ_TS_NONE : IQ_TS_BOOT_RELATIVE;
 		}
 	} else if (k.ts != IQ_TIME_NONE) {
-		p->last_dated = k.ts;
+		iq_parse_year_seen(ctx, k.ts);
 	}
 	if (!k.prefixed && p->prev_ts != IQ_TIME_NONE) {
 		k.ts = p->prev_ts;
 		k.how = IQ_TS_INHERITED;
 	}
+	if (!p->started && (rc = release_lead(p, ctx, k.ts)) != 0)
+		return rc;
 	iq_buf_reset(&p->buf);
 	if (iq_buf_add(&p->buf, s, n))
 		return IQ_ERR_NOMEM;
@@ -606,7 +876,8 @@ static int begin(void *st, const struct iq_parse_ctx *ctx)
 	IQ_UNUSED(ctx);
 	struct kern *p = st;
 	iq_buf_init(&p->buf);
-	p->prev_ts = p->year_ref = p->last_dated = IQ_TIME_NONE;
+	iq_buf_init(&p->lead);
+	p->prev_ts = IQ_TIME_NONE;
 	return 0;
 }
 
@@ -614,7 +885,13 @@ static int end(void *st, const struct iq_parse_ctx *ctx)
 {
 	struct kern *p = st;
 	int rc = flush(p, ctx);
+	if (!p->started) {
+		int rc2 = release_lead(p, ctx, IQ_TIME_NONE);
+		if (!rc)
+			rc = rc2;
+	}
 	iq_buf_release(&p->buf);
+	iq_buf_release(&p->lead);
 	return rc;
 }
 
@@ -642,7 +919,11 @@ static enum shape shape_of(const char *s, size_t n)
 			return SH_SYSLOG_KERNEL;
 		return SH_SYSLOG_OTHER;
 	}
-	return k.dmesg ? SH_DMESG : SH_NONE;
+	if (k.dmesg)
+		return SH_DMESG;
+	/* a syslog date without a source: syslogd's own lines ("--- last
+	 * message repeated 5 times ---"), a program writing no tag */
+	return k.yearless ? SH_SYSLOG_OTHER : SH_NONE;
 }
 
 static int sniff(const char *path, const char *head, size_t n, char *why, size_t whysz)
@@ -650,16 +931,14 @@ static int sniff(const char *path, const char *head, size_t n, char *why, size_t
 	IQ_UNUSED(path);
 	size_t pos = 0;
 	int lines = 0, dm = 0, sk = 0, so = 0;
-	while (pos < n && lines < 12) {
-		const char *nl = memchr(head + pos, '\n', n - pos);
-		if (!nl && lines > 0)
-			break; /* a line cut by the head */
-		size_t len = nl ? (size_t)(nl - (head + pos)) : n - pos;
-		const char *s = head + pos;
-		pos += len + 1;
-		if (len && s[len - 1] == '\r')
-			len--;
+	struct iq_str l;
+	while (lines < 12 && iq_head_line(head, n, &pos, lines == 0, &l)) {
+		const char *s = l.p;
+		size_t len = l.n;
 		if (len == 0 || (len >= 3 && memcmp(s, "-- ", 3) == 0))
+			continue;
+		/* continuation lines (dmesg and journalctl indent them) */
+		if (lines > 0 && (s[0] == ' ' || s[0] == '\t'))
 			continue;
 		lines++;
 		switch (shape_of(s, len)) {
@@ -694,4 +973,5 @@ const struct iq_format iq_format_kernel = {
 	.begin = begin,
 	.line = line,
 	.end = end,
+	.dates = dates,
 };

@@ -41,8 +41,7 @@ struct klog {
 	double boot_s;
 	int block;              /* a key=< value is open */
 	int64_t prev_ts;        /* the last record's time, for inheriting */
-	int64_t year_ref;       /* journalctl "-- ... end at <time> --" */
-	int64_t last_dated;     /* the last line that carried a year */
+	int header;             /* lines of a glog file header still to come */
 	struct iq_buf jtext;    /* a JSON record's text */
 };
 
@@ -52,6 +51,7 @@ struct kline {
 	int yearless;           /* mon..ns hold a date without a year */
 	int mon, day, h, mi, sec;
 	long ns;
+	int year;               /* a klog header's year (glog's year in prefix), 0 none */
 	int64_t ts;             /* a time with a year */
 	int zoned;
 	struct iq_str ts_raw, host, prog, sev;
@@ -124,6 +124,10 @@ static size_t klog_header(const char *s, size_t n, size_t i, struct kline *k)
 	if (n - i < 22 || !memchr("IWEF", s[i], 4))
 		return 0;
 	size_t j = i + 1, t0 = j;
+	/* glog with --log_year_in_prefix: "I20190718 06:07:40.123456 ..." */
+	int year = 0;
+	if (n - j > 9 && is_digit(s[j + 4]) && is_digit(s[j + 7]) && s[j + 8] == ' ')
+		year = digits(s, n, &j, 4);
 	int mon = digits(s, n, &j, 2), day = digits(s, n, &j, 2);
 	if (mon < 1 || mon > 12 || day < 1 || day > 31 || j >= n || s[j++] != ' ')
 		return 0;
@@ -151,12 +155,15 @@ static size_t klog_header(const char *s, size_t n, size_t i, struct kline *k)
 	j++;
 	if (j < n && s[j] == ' ')
 		j++;
+	if (year && (year < IQ_YEAR_MIN || year > IQ_YEAR_MAX || day > days_in(year, mon)))
+		return 0;
 	k->mon = mon;
 	k->day = day;
 	k->h = h;
 	k->mi = mi;
 	k->sec = sec;
 	k->ns = ns;
+	k->year = year;
 	k->sev = iq_str_make(s + i, 1);
 	k->ts_raw = iq_str_make(s + t0, t1 - t0);
 	k->klog = 1;
@@ -313,20 +320,6 @@ static void read_prefixes(const char *s, size_t n, struct kline *k)
 			k->msg = m;
 		}
 	}
-}
-
-static int year_for(const struct klog *p, const struct iq_parse_ctx *ctx, int mon)
-{
-	if (ctx->mtime != IQ_TIME_NONE)
-		return iq_year_infer(mon, ctx->mtime);
-	if (p->year_ref != IQ_TIME_NONE)
-		return iq_year_infer(mon, p->year_ref);
-	if (p->last_dated != IQ_TIME_NONE) {
-		int ry, rm;
-		iq_time_split(p->last_dated, &ry, &rm, NULL, NULL, NULL, NULL, NULL);
-		return mon < rm ? ry + 1 : ry;
-	}
-	return 0;
 }
 
 static struct iq_str mget(const struct klog *p, struct part x)
@@ -530,9 +523,11 @@ static int append(struct klog *p, const char *s, size_t n)
 }
 
 /* "-- Logs begin at ..., end at Tue 2024-05-07 12:00:00 UTC. --" and the
- * other journalctl markers; takes the end time as the year reference. */
-static int journal_marker(struct klog *p, const char *s, size_t n)
+ * other journalctl markers: 1 for a marker, with its end time (no entry
+ * lies after it) in *end when it gives one. */
+static int journal_marker(const char *s, size_t n, int64_t *end)
 {
+	*end = IQ_TIME_NONE;
 	if (n < 5 || memcmp(s, "-- ", 3) != 0 || memcmp(s + n - 2, "--", 2) != 0)
 		return 0;
 	static const char *const ends[] = {"ends at ", "end at "};
@@ -548,10 +543,53 @@ static int journal_marker(struct klog *p, const char *s, size_t n)
 		int64_t t;
 		if (i < n && digits(s, n, &j, 4) >= IQ_YEAR_MIN && j <= n &&
 		    iq_time_parse_iso(s + i, n - i, &t, NULL) >= 0)
-			p->year_ref = t;
+			*end = t;
 		break;
 	}
 	return 1;
+}
+
+/* glog's file header (logging.cc, LogFileObject::Write):
+ *   Log file created at: 2019/07/18 06:07:40[ UTC]
+ *   Running on machine: <host>
+ *   [Application fingerprint: <text>]
+ *   [Running duration (h:mm:ss): 0:00:00]
+ *   Log line format: [IWEF]mmdd hh:mm:ss.uuuuuu threadid file:line] msg
+ * The first line's time (local unless "UTC"): 1 and *t, else 0. */
+static int glog_created(const char *s, size_t n, int64_t *t)
+{
+	static const char pre[] = "Log file created at: ";
+	size_t pl = sizeof pre - 1;
+	if (n < pl + 19 || memcmp(s, pre, pl) != 0)
+		return 0;
+	char tmp[20];
+	memcpy(tmp, s + pl, 19);
+	if (tmp[4] != '/' || tmp[7] != '/')
+		return 0;
+	tmp[4] = tmp[7] = '-';
+	size_t used;
+	*t = IQ_TIME_NONE;
+	size_t j = 0;
+	if (digits(tmp, 19, &j, 4) < IQ_YEAR_MIN || iq_time_parse_iso(tmp, 19, t, &used) != 0 ||
+	    used != 19)
+		return 0;
+	if (!(n - pl - 19 >= 4 && memcmp(s + pl + 19, " UTC", 4) == 0))
+		iq_time_local(t);
+	return 1;
+}
+
+/* A line of glog's header after its first one. */
+static int glog_header_line(const char *s, size_t n)
+{
+	static const char *const keys[] = {"Running on machine: ", "Application fingerprint: ",
+					   "Running duration (h:mm:ss): ", "Log line format: ",
+					   "Binary: "};
+	for (size_t i = 0; i < IQ_ARRAY_LEN(keys); i++) {
+		size_t l = strlen(keys[i]);
+		if (n >= l && memcmp(s, keys[i], l) == 0)
+			return 1;
+	}
+	return 0;
 }
 
 /* Seconds since the epoch as written ("1714564800.123456") in ns. */
@@ -655,7 +693,8 @@ static int json_line(struct klog *p, const struct iq_parse_ctx *ctx, long lineno
 		r.ts = ts;
 		r.ts_how = IQ_TS_EXPLICIT;
 		r.ts_raw = iq_str_make(s + to, used);
-		p->prev_ts = p->last_dated = ts;
+		p->prev_ts = ts;
+		iq_parse_year_seen(ctx, ts);
 	}
 	/* klog JSON has no level: errors carry "err" and no "v" */
 	r.severity = jstr(o, "level");
@@ -685,6 +724,46 @@ static int json_line(struct klog *p, const struct iq_parse_ctx *ctx, long lineno
 	return rc;
 }
 
+/* What a line's prefixes say of dates: a yearless klog/journal date, or
+ * a time with its year (zoned or wall clock, as written). */
+static enum iq_dates dates_of(const struct kline *k, struct iq_yearless *d, int64_t *t)
+{
+	if (k->yearless || (k->kind == K_KLOG && k->ts == IQ_TIME_NONE && k->klog)) {
+		*d = (struct iq_yearless){k->mon, k->day, k->h, k->mi, k->sec, k->ns};
+		if (!k->year)
+			return IQ_DATES_YEARLESS;
+		*t = iq_yearless_in(d, k->year);
+		return *t != IQ_TIME_NONE ? IQ_DATES_YEAR : IQ_DATES_NONE;
+	}
+	if (k->ts != IQ_TIME_NONE) {
+		*t = k->ts;
+		return IQ_DATES_YEAR;
+	}
+	return IQ_DATES_NONE;
+}
+
+/* The format's dates hook: what line() will place, read the same way. */
+static enum iq_dates dates(const char *s, size_t n, struct iq_yearless *d, int64_t *t)
+{
+	if (journal_marker(s, n, t))
+		return *t != IQ_TIME_NONE ? IQ_DATES_LIMIT : IQ_DATES_NONE;
+	if (glog_created(s, n, t))
+		return IQ_DATES_YEAR;
+	if (n && s[0] == '{') {
+		const char *q = iq_memmem(s, n, "\"ts\":", 5);
+		if (!q)
+			return IQ_DATES_NONE;
+		size_t to = (size_t)(q - s) + 5, used;
+		while (to < n && s[to] == ' ')
+			to++;
+		*t = epoch_ns(s + to, n - to, &used);
+		return *t != IQ_TIME_NONE ? IQ_DATES_YEAR : IQ_DATES_NONE;
+	}
+	struct kline k;
+	read_prefixes(s, n, &k);
+	return dates_of(&k, d, t);
+}
+
 static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const char *s, size_t n)
 {
 	struct klog *p = st;
@@ -698,12 +777,28 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		ctx->sink.skip(ctx->sink.u, lineno, 1, "blank", NULL, 0);
 		return 0;
 	}
-	if (journal_marker(p, s, n)) {
+	int64_t mark;
+	if (journal_marker(s, n, &mark)) {
+		iq_parse_year_limit(ctx, mark);
 		if ((rc = flush(p, ctx)))
 			return rc;
 		ctx->sink.skip(ctx->sink.u, lineno, 1, "journal marker", s, n);
 		return 0;
 	}
+	int created = glog_created(s, n, &mark);
+	if (created || (p->header > 0 && glog_header_line(s, n))) {
+		if (created) {
+			p->header = 5;
+			iq_parse_year_seen(ctx, mark);
+		} else {
+			p->header--;
+		}
+		if ((rc = flush(p, ctx)))
+			return rc;
+		ctx->sink.skip(ctx->sink.u, lineno, 1, "glog header", s, n);
+		return 0;
+	}
+	p->header = 0;
 	if (s[0] == '{' && (rc = json_line(p, ctx, lineno, s, n)) != 1)
 		return rc;
 	struct kline k;
@@ -720,16 +815,19 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		return rc;
 	int64_t ts = IQ_TIME_NONE;
 	enum iq_ts_how how = IQ_TS_NONE;
-	if (k.yearless || (k.kind == K_KLOG && k.ts == IQ_TIME_NONE && k.klog)) {
-		int y = year_for(p, ctx, k.mon);
-		if (y >= IQ_YEAR_MIN && y <= IQ_YEAR_MAX && k.day <= days_in(y, k.mon)) {
-			ts = iq_time_from_local(iq_time_make(y, k.mon, k.day, k.h, k.mi, k.sec, k.ns));
+	struct iq_yearless d;
+	int64_t t;
+	enum iq_dates kd = dates_of(&k, &d, &t);
+	if (kd == IQ_DATES_YEARLESS) {
+		t = iq_parse_yearless(ctx, &d);
+		if (t != IQ_TIME_NONE) {
+			ts = iq_time_from_local(t);
 			how = IQ_TS_YEAR_INFERRED;
 		}
-	} else if (k.ts != IQ_TIME_NONE) {
-		ts = k.ts;
+	} else if (kd == IQ_DATES_YEAR) {
+		ts = t;
 		how = k.zoned ? IQ_TS_EXPLICIT : iq_time_local(&ts);
-		p->last_dated = ts;
+		iq_parse_year_seen(ctx, ts);
 	} else if (k.kind == K_NONE && p->prev_ts != IQ_TIME_NONE) {
 		ts = p->prev_ts;
 		how = IQ_TS_INHERITED;
@@ -760,7 +858,7 @@ static int begin(void *st, const struct iq_parse_ctx *ctx)
 	iq_buf_init(&p->text);
 	iq_buf_init(&p->meta);
 	iq_buf_init(&p->jtext);
-	p->prev_ts = p->year_ref = p->last_dated = IQ_TIME_NONE;
+	p->prev_ts = IQ_TIME_NONE;
 	return 0;
 }
 
@@ -787,17 +885,18 @@ static int sniff(const char *path, const char *head, size_t n, char *why, size_t
 	/* a journal's entries by program, to count a klog writer's other lines */
 	struct { struct iq_str prog; int klog; } ent[20];
 	int nent = 0;
-	while (pos < n && lines < 20) {
-		const char *nl = memchr(head + pos, '\n', n - pos);
-		if (!nl && lines > 0)
-			break;   /* a line cut by the head */
-		size_t len = nl ? (size_t)(nl - (head + pos)) : n - pos;
-		const char *s = head + pos;
-		pos += len + 1;
-		if (len && s[len - 1] == '\r')
-			len--;
+	int glog = 0;            /* lines of a glog file header */
+	struct iq_str l;
+	while (lines < 20 && iq_head_line(head, n, &pos, lines == 0, &l)) {
+		const char *s = l.p;
+		size_t len = l.n;
 		if (len == 0 || (len >= 3 && memcmp(s, "-- ", 3) == 0))
 			continue;
+		int64_t created;
+		if ((lines == 0 && glog_created(s, len, &created)) || (glog && glog_header_line(s, len))) {
+			glog++;
+			continue;
+		}
 		if (s[0] == ' ' || s[0] == '\t')
 			continue;   /* continuation lines */
 		lines++;
@@ -828,6 +927,11 @@ static int sniff(const char *path, const char *head, size_t n, char *why, size_t
 			jo++;
 	}
 	int need = lines == 1 ? 1 : 2;
+	if (glog >= 2 && (kl >= 1 || lines == 0)) {
+		snprintf(why, whysz, "glog file header (Log file created at ..., Log line format) "
+			 "and %d klog header lines", kl);
+		return 90;
+	}
 	if (kl + js >= need && (kl + js) * 2 >= lines) {
 		snprintf(why, whysz, "klog %s lines: %d of %d", kl >= js ? "header" : "JSON",
 			 kl + js, lines);
@@ -853,4 +957,5 @@ const struct iq_format iq_format_klog = {
 	.begin = begin,
 	.line = line,
 	.end = end,
+	.dates = dates,
 };

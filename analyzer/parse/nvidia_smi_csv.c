@@ -1,9 +1,11 @@
 /* nvidia_smi_csv.c: `nvidia-smi --query-gpu=... --format=csv[,noheader]
  * [,nounits]` output, possibly looped (-l/-lms), one GPU sample per row.
- * Columns are mapped by header name; a repeated header is skipped, a new
- * one re-maps the columns. Without any header only the query of NVIDIA's
+ * Columns are mapped by header name, in any case ("pci.baseClass") and any
+ * number of them (the full --query-gpu set is 200+ columns); a repeated
+ * header is skipped, a new one re-maps the columns. Without any header only the query of NVIDIA's
  * own documented example (13 columns, see known_set) is recognised, by the
  * shape of its values; other header-less rows are skipped "no header". */
+#include <stdlib.h>
 #include <string.h>
 
 #include "parse.h"
@@ -25,10 +27,8 @@ enum col {
 	C_POWER_ALT,  /* power.draw.instant/.average: used when no power.draw */
 };
 
-#define MAX_COLS 64  /* columns past this are counted but ignored */
-
 struct smi {
-	unsigned char col[MAX_COLS];
+	unsigned char *col;       /* the header's columns, ncols of them */
 	long ncols;
 	int have_header;
 	int have_power;   /* the header has power.draw itself */
@@ -249,13 +249,17 @@ static int shape_is_known(const char *s, size_t n)
 
 /* A header field: a property name ("memory.used", "clocks_throttle_reasons
  * .active") with an optional " [unit]". *name gets the name alone. */
+static int is_letter(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
 static int header_field(struct iq_str f, struct iq_str *name)
 {
 	size_t i = 0;
-	if (f.n == 0 || !(f.p[0] >= 'a' && f.p[0] <= 'z'))
+	if (f.n == 0 || !is_letter(f.p[0]))
 		return 0;
-	while (i < f.n && ((f.p[i] >= 'a' && f.p[i] <= 'z') || is_digit(f.p[i]) ||
-			   f.p[i] == '_' || f.p[i] == '.'))
+	while (i < f.n && (is_letter(f.p[i]) || is_digit(f.p[i]) || f.p[i] == '_' || f.p[i] == '.'))
 		i++;
 	*name = iq_str_make(f.p, i);
 	if (i == f.n)
@@ -263,18 +267,27 @@ static int header_field(struct iq_str f, struct iq_str *name)
 	return f.n - i >= 4 && f.p[i] == ' ' && f.p[i + 1] == '[' && f.p[f.n - 1] == ']';
 }
 
+/* The column of a property name, matched without case (nvidia-smi
+ * accepts "Memory.Used" on the command line and echoes it as typed). */
 static enum col col_of(struct iq_str name)
 {
-	for (size_t k = 0; k < IQ_ARRAY_LEN(fields); k++)
-		if (strlen(fields[k].name) == name.n && memcmp(fields[k].name, name.p, name.n) == 0)
+	for (size_t k = 0; k < IQ_ARRAY_LEN(fields); k++) {
+		if (strlen(fields[k].name) != name.n)
+			continue;
+		size_t i = 0;
+		while (i < name.n && (name.p[i] | 0x20) == (fields[k].name[i] | 0x20))
+			i++;
+		if (i == name.n)
 			return fields[k].c;
+	}
 	return C_IGNORE;
 }
 
-/* Reads a header line into cols (when not NULL). Returns the number of
- * known GPU fields (>= 0) when the line is a header, -1 otherwise. A line
- * is a header when every field is a property name and at least one is a
- * known field or has a dot or unit (so a row of lower-case words is not). */
+/* Reads a header line into cols (when not NULL: room for every field).
+ * Returns the number of known GPU fields (>= 0) when the line is a header,
+ * -1 otherwise. A line is a header when every field is a property name and
+ * at least one is a known field or has a dot or unit (so a row of words is
+ * not). */
 static int read_header(const char *s, size_t n, unsigned char *cols, int *has_mem)
 {
 	size_t pos = 0;
@@ -293,7 +306,7 @@ static int read_header(const char *s, size_t n, unsigned char *cols, int *has_me
 			dotted = 1;
 		if (has_mem && (c == C_MEM_USED || c == C_UTIL_GPU))
 			*has_mem = 1;
-		if (cols && i < MAX_COLS)
+		if (cols)
 			cols[i] = (unsigned char)c;
 		i++;
 	}
@@ -350,15 +363,21 @@ static int begin(void *st, const struct iq_parse_ctx *ctx)
 	return 0;
 }
 
-static void set_header(struct smi *p, const char *s, size_t n)
+static int set_header(struct smi *p, const char *s, size_t n)
 {
-	memset(p->col, 0, sizeof p->col);
+	long k = count_fields(s, n);
+	unsigned char *c = realloc(p->col, (size_t)k);
+	if (!c)
+		return IQ_ERR_NOMEM;
+	p->col = c;
+	memset(p->col, 0, (size_t)k);
 	read_header(s, n, p->col, NULL);
-	p->ncols = count_fields(s, n);
+	p->ncols = k;
 	p->have_header = 1;
 	p->have_power = 0;
-	for (long i = 0; i < p->ncols && i < MAX_COLS; i++)
+	for (long i = 0; i < p->ncols; i++)
 		p->have_power |= p->col[i] == C_POWER;
+	return 0;
 }
 
 static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const char *s, size_t n)
@@ -371,7 +390,8 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		return 0;
 	}
 	if (read_header(ts, tn, NULL, NULL) >= 0) {
-		set_header(p, ts, tn);
+		if (set_header(p, ts, tn))
+			return IQ_ERR_NOMEM;
 		ctx->sink.skip(ctx->sink.u, lineno, 1, "header", s, n);
 		return 0;
 	}
@@ -399,7 +419,7 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	size_t pos = 0;
 	for (long i = 0; i < ncols; i++) {
 		struct iq_str v = next_field(ts, tn, &pos);
-		enum col c = i < MAX_COLS ? (enum col)cols[i] : C_IGNORE;
+		enum col c = (enum col)cols[i];
 		double d;
 		switch (c) {
 		case C_TS:
@@ -437,8 +457,10 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 
 static int end(void *st, const struct iq_parse_ctx *ctx)
 {
-	IQ_UNUSED(st);
 	IQ_UNUSED(ctx);
+	struct smi *p = st;
+	free(p->col);
+	p->col = NULL;
 	return 0;
 }
 

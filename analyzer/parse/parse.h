@@ -188,7 +188,29 @@ struct iq_parse_ctx {
 	int64_t mtime;            /* last write of the file, UTC ns; IQ_TIME_NONE */
 	struct iq_ident file_id;  /* identity from the path (may be empty) */
 	struct iq_sink sink;
+	/* The years of the file's yearless dates (core/iqtime.h), owned by
+	 * iq_parse_run; NULL outside it. Parsers go through iq_parse_yearless
+	 * and iq_parse_year_seen/_limit rather than touch it. */
+	struct iq_years *years;
 };
+
+/* What a line says of dates, for a format's dates() hook. */
+enum iq_dates {
+	IQ_DATES_NONE = 0,
+	IQ_DATES_YEARLESS,   /* a date without a year, in *d */
+	IQ_DATES_YEAR,       /* a time with its year written, in *t (UTC ns) */
+	IQ_DATES_LIMIT,      /* an end of the file's times the text gives, *t */
+};
+
+/* The time of a yearless date d of the file (wall clock read as UTC, as
+ * iq_time_make gives it), by the one rule of iq_years: IQ_TIME_NONE when
+ * no year can be had. Call it for each such date in line order; outside
+ * iq_parse_run the file's mtime alone bounds it. */
+int64_t iq_parse_yearless(const struct iq_parse_ctx *ctx, const struct iq_yearless *d);
+/* A time of the file read with its year (iq_years_seen). */
+void iq_parse_year_seen(const struct iq_parse_ctx *ctx, int64_t t);
+/* An end the text gives to the file's times (iq_years_limit). */
+void iq_parse_year_limit(const struct iq_parse_ctx *ctx, int64_t t);
 
 /* One input format. The framework callocs state_size bytes for each file,
  * calls begin, then line for every line (without its line end; a CR before
@@ -206,7 +228,17 @@ struct iq_format {
 	int (*line)(void *st, const struct iq_parse_ctx *ctx, long lineno,
 		    const char *s, size_t n);
 	int (*end)(void *st, const struct iq_parse_ctx *ctx);
+	/* Optional, for formats whose dates may lack a year: what line s (as
+	 * line() gets it) says of dates, without state; must agree with what
+	 * line() passes to iq_parse_yearless / _year_seen / _year_limit. With
+	 * it the driver holds the file's lines back until the year of its
+	 * first yearless date is settled: at a line with a year, else at the
+	 * file's end (or IQ_YEAR_LOOKAHEAD bytes) against the file's date, so
+	 * that a run crossing New Year is placed before that date. */
+	enum iq_dates (*dates)(const char *s, size_t n, struct iq_yearless *d, int64_t *t);
 };
+
+#define IQ_YEAR_LOOKAHEAD (16u << 20)  /* bytes held back at most */
 
 /* The registry (formats.def). */
 size_t iq_format_count(void);
@@ -244,6 +276,21 @@ int iq_json_line_time(const char *s, size_t n, int64_t *ts, struct iq_str *raw);
  * number is bytes) into
  * bytes; returns -1 when s is not a size or not one an int64 holds. */
 int64_t iq_parse_size(const char *s, size_t n);
+/* The month of a month name at the start of s followed by a space or the
+ * end: English abbreviations in any case ("May", "MAY") and the %b names
+ * of French, German, Spanish, Italian and Portuguese ("ao\xc3\xbbt", "Okt",
+ * "dic"). Returns 1..12 with the name's length in *len, or 0. */
+int iq_month_word(const char *s, size_t n, size_t *len);
+/* For sniffers: the next line of head from *pos (its CR and LF removed)
+ * into *line, advancing *pos. Returns 0 at the end, and at a last line the
+ * head cut short unless take_cut (a file of one line). */
+int iq_head_line(const char *head, size_t n, size_t *pos, int take_cut, struct iq_str *line);
+/* Reads the C library's ctime date at the start of s, as dmesg -T and
+ * Apache httpd write it: "Tue May  7 12:00:00 2024", with an optional
+ * fraction after the seconds ("Fri Sep 09 10:42:29.902022 2011"). Stores
+ * the time (wall clock, as UTC) and returns the bytes read, or 0 when s
+ * does not start with one or the date does not exist. */
+size_t iq_parse_ctime(const char *s, size_t n, int64_t *out);
 /* Decodes a JSON string body (between the quotes, escapes included) into
  * out; invalid escapes are kept as written. Returns 0 or IQ_ERR_NOMEM. */
 int iq_json_unescape(struct iq_buf *out, const char *s, size_t n);

@@ -1,5 +1,5 @@
 /* util.c: small helpers every parser uses: record defaults, log levels,
- * sizes with units, JSON string decoding. */
+ * sizes with units, JSON string decoding, ctime-style dates. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,4 +347,108 @@ int iq_json_unescape(struct iq_buf *out, const char *s, size_t n)
 		i += 2;
 	}
 	return 0;
+}
+
+static int two_digits(const char *s, int *v)
+{
+	if (s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9')
+		return -1;
+	*v = (s[0] - '0') * 10 + (s[1] - '0');
+	return 0;
+}
+
+size_t iq_parse_ctime(const char *s, size_t n, int64_t *out)
+{
+	/* "Www Mmm dd hh:mm:ss yyyy" (asctime pads the day with a space,
+	 * nvidia-smi writes "Aug 7" unpadded) */
+	if (n < 23 || !isupper((unsigned char)s[0]) || !islower((unsigned char)s[1]) ||
+	    !islower((unsigned char)s[2]) || s[3] != ' ' || s[7] != ' ')
+		return 0;
+	int mon = iq_month_from_abbr(s + 4), day, h, mi, sec, y1, y2;
+	if (!mon)
+		return 0;
+	size_t i = 8;
+	if (s[i] == ' ')
+		i++;
+	if (s[i] < '0' || s[i] > '9')
+		return 0;
+	day = s[i++] - '0';
+	if (s[i] >= '0' && s[i] <= '9')
+		day = day * 10 + (s[i++] - '0');
+	if (n - i < 14 || s[i] != ' ' || two_digits(s + i + 1, &h) || s[i + 3] != ':' ||
+	    two_digits(s + i + 4, &mi) || s[i + 6] != ':' || two_digits(s + i + 7, &sec) ||
+	    h > 23 || mi > 59 || sec > 60)
+		return 0;
+	i += 9;
+	long ns = 0, scale = 100000000L;
+	if (s[i] == '.') {
+		size_t f = ++i;
+		for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+			if (i - f < 9)
+				ns += (s[i] - '0') * scale;
+			scale /= 10;
+		}
+		if (i == f)
+			return 0;
+	}
+	if (n - i < 5 || s[i] != ' ' || two_digits(s + i + 1, &y1) || two_digits(s + i + 3, &y2))
+		return 0;
+	struct iq_yearless d = {mon, day, h, mi, sec == 60 ? 59 : sec, ns};
+	*out = iq_yearless_in(&d, y1 * 100 + y2);
+	return *out == IQ_TIME_NONE ? 0 : i + 5;
+}
+
+/* Month names as strftime's %b writes them in the locales a node's
+ * journalctl or syslog daemon may run in (glibc's LC_TIME data): English,
+ * French, German, Spanish, Italian, Portuguese; lower case, UTF-8. */
+static const struct {
+	const char *w;
+	int mon;
+} month_words[] = {
+	{"jan", 1}, {"feb", 2}, {"mar", 3}, {"apr", 4}, {"may", 5}, {"jun", 6},
+	{"jul", 7}, {"aug", 8}, {"sep", 9}, {"oct", 10}, {"nov", 11}, {"dec", 12},
+	{"janv.", 1}, {"f\xc3\xa9vr.", 2}, {"mars", 3}, {"avr.", 4}, {"avril", 4}, {"mai", 5},
+	{"juin", 6}, {"juil.", 7}, {"ao\xc3\xbbt", 8}, {"sept.", 9}, {"oct.", 10}, {"nov.", 11},
+	{"d\xc3\xa9""c.", 12},
+	{"m\xc3\xa4r", 3}, {"mrz", 3}, {"okt", 10}, {"dez", 12},
+	{"ene", 1}, {"abr", 4}, {"ago", 8}, {"dic", 12},
+	{"gen", 1}, {"mag", 5}, {"giu", 6}, {"lug", 7}, {"set", 9}, {"ott", 10},
+	{"fev", 2}, {"out", 10},
+};
+
+int iq_month_word(const char *s, size_t n, size_t *len)
+{
+	int best = 0;
+	size_t bl = 0;
+	for (size_t k = 0; k < IQ_ARRAY_LEN(month_words); k++) {
+		size_t l = strlen(month_words[k].w), i = 0;
+		if (l > n || l <= bl)
+			continue;
+		while (i < l && (unsigned char)tolower((unsigned char)s[i]) ==
+				(unsigned char)month_words[k].w[i])
+			i++;
+		if (i == l && (l == n || s[l] == ' ')) {
+			best = month_words[k].mon;
+			bl = l;
+		}
+	}
+	if (best)
+		*len = bl;
+	return best;
+}
+
+int iq_head_line(const char *head, size_t n, size_t *pos, int take_cut, struct iq_str *line)
+{
+	if (*pos >= n)
+		return 0;
+	const char *s = head + *pos;
+	const char *nl = memchr(s, '\n', n - *pos);
+	if (!nl && !take_cut)
+		return 0;
+	size_t len = nl ? (size_t)(nl - s) : n - *pos;
+	*pos += len + 1;
+	if (len && s[len - 1] == '\r')
+		len--;
+	*line = iq_str_make(s, len);
+	return 1;
 }

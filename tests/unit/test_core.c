@@ -201,14 +201,101 @@ static void test_split_round_trips(void **state)
 	assert_int_equal(iq_time_parse_iso("9999-12-31T23:59:59Z", 20, &x, NULL), -1);
 }
 
-static void test_year_inferred_across_new_year(void **state)
+static int64_t at(int y, int mo, int d, int h)
+{
+	return iq_time_make(y, mo, d, h, 0, 0, 0);
+}
+
+static struct iq_yearless md(int mo, int d, int h)
+{
+	struct iq_yearless v = {mo, d, h, 0, 0, 0};
+	return v;
+}
+
+/* The year rule of core/iqtime.h, case by case. */
+static void test_year_never_after_the_file_date(void **state)
 {
 	(void)state;
-	int64_t jan = iq_time_make(2025, 1, 3, 0, 0, 0, 0);
-	assert_int_equal(iq_year_infer(12, jan), 2024);
-	assert_int_equal(iq_year_infer(1, jan), 2025);
-	int64_t nov = iq_time_make(2026, 11, 30, 15, 0, 0, 0);
-	assert_int_equal(iq_year_infer(11, nov), 2026);
+	struct iq_years y;
+	struct iq_yearless d = md(12, 10, 8);
+	iq_years_init(&y, at(2026, 12, 4, 0));
+	assert_true(iq_years_place(&y, &d) == at(2025, 12, 10, 8));
+	/* within a day of the file's date: a zone's worth, same year */
+	iq_years_init(&y, at(2026, 12, 4, 0));
+	d = md(12, 4, 20);
+	assert_true(iq_years_place(&y, &d) == at(2026, 12, 4, 20));
+	/* no file date, no year in the text: no time */
+	iq_years_init(&y, IQ_TIME_NONE);
+	assert_true(iq_years_place(&y, &d) == IQ_TIME_NONE);
+	/* Feb 29 lies in the latest leap year before the date */
+	iq_years_init(&y, at(2026, 3, 1, 0));
+	d = md(2, 29, 1);
+	assert_true(iq_years_place(&y, &d) == at(2024, 2, 29, 1));
+}
+
+static void test_year_run_across_new_year_read_forwards(void **state)
+{
+	(void)state;
+	struct iq_yearless run[] = {md(12, 3, 1), md(12, 31, 23), md(1, 1, 0), md(1, 3, 5)};
+	int64_t dates[][4] = {
+		/* file dated 2026-12-04: the run ended before, in January 2026 */
+		{at(2025, 12, 3, 1), at(2025, 12, 31, 23), at(2026, 1, 1, 0), at(2026, 1, 3, 5)},
+		/* file dated 2027-01-05: December 2026 to January 2027 */
+		{at(2026, 12, 3, 1), at(2026, 12, 31, 23), at(2027, 1, 1, 0), at(2027, 1, 3, 5)},
+	};
+	int64_t limits[] = {at(2026, 12, 4, 0), at(2027, 1, 5, 0)};
+	for (int c = 0; c < 2; c++) {
+		struct iq_years_scan sc;
+		memset(&sc, 0, sizeof sc);
+		for (int i = 0; i < 4; i++)
+			iq_years_scan_add(&sc, &run[i]);
+		struct iq_years y;
+		iq_years_init(&y, limits[c]);
+		y.first_year = iq_years_scan_first(&sc, limits[c]);
+		for (int i = 0; i < 4; i++)
+			assert_true(iq_years_place(&y, &run[i]) == dates[c][i]);
+	}
+	/* without the look-ahead, the run still reads forwards but may not
+	 * pass the file's date: January falls back into its year */
+	struct iq_years y;
+	iq_years_init(&y, at(2026, 12, 4, 0));
+	assert_true(iq_years_place(&y, &run[0]) == at(2026, 12, 3, 1));
+	assert_true(iq_years_place(&y, &run[2]) == at(2026, 1, 1, 0));
+	/* lines a little out of order are not a New Year */
+	iq_years_init(&y, at(2026, 6, 1, 0));
+	struct iq_yearless a = md(5, 2, 10), b = md(5, 2, 9);
+	assert_true(iq_years_place(&y, &a) == at(2026, 5, 2, 10));
+	assert_true(iq_years_place(&y, &b) == at(2026, 5, 2, 9));
+}
+
+static void test_year_written_in_the_text_wins(void **state)
+{
+	(void)state;
+	struct iq_years y;
+	/* a glog header of 2019 in a file dated 2026 */
+	iq_years_init(&y, at(2026, 12, 4, 0));
+	iq_years_seen(&y, at(2019, 7, 18, 6));
+	struct iq_yearless d = md(12, 31, 23), j = md(1, 2, 3);
+	assert_true(iq_years_place(&y, &d) == at(2019, 12, 31, 23));
+	assert_true(iq_years_place(&y, &j) == at(2020, 1, 2, 3));
+	/* dates before the first year written: the run ends at or before it */
+	struct iq_years_scan sc;
+	memset(&sc, 0, sizeof sc);
+	struct iq_yearless dec = md(12, 30, 0);
+	iq_years_scan_add(&sc, &dec);
+	iq_years_scan_add(&sc, &j);
+	assert_int_equal(iq_years_scan_first(&sc, at(2019, 1, 5, 0)), 2018);
+	/* a text running past the file's date voids the date */
+	iq_years_init(&y, at(2026, 1, 1, 0));
+	iq_years_seen(&y, at(2030, 3, 1, 0));
+	d = md(3, 2, 0);
+	assert_true(iq_years_place(&y, &d) == at(2030, 3, 2, 0));
+	/* an end the text gives replaces the file's date */
+	iq_years_init(&y, at(2026, 12, 4, 0));
+	iq_years_limit(&y, at(2024, 5, 7, 12));
+	d = md(5, 7, 11);
+	assert_true(iq_years_place(&y, &d) == at(2024, 5, 7, 11));
+	assert_int_equal(iq_years_scan_first(&sc, IQ_TIME_NONE), 0);
 }
 
 static void test_escape_display_neutralises_terminal_codes(void **state)
@@ -257,7 +344,9 @@ int main(void)
 		cmocka_unit_test(test_default_zone_named_follows_dst),
 		cmocka_unit_test(test_iso_rejects_garbage),
 		cmocka_unit_test(test_split_round_trips),
-		cmocka_unit_test(test_year_inferred_across_new_year),
+		cmocka_unit_test(test_year_never_after_the_file_date),
+		cmocka_unit_test(test_year_run_across_new_year_read_forwards),
+		cmocka_unit_test(test_year_written_in_the_text_wins),
 		cmocka_unit_test(test_escape_display_neutralises_terminal_codes),
 		cmocka_unit_test(test_buf_grows_and_stays_terminated),
 	};

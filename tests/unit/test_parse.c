@@ -270,6 +270,59 @@ static void run_format(const char *name, const char *in, int64_t mtime, struct r
 	assert_int_equal(iq_parse_run(iq_format_find(name), &ctx, in, strlen(in), NULL, NULL, &st, &d), 0);
 }
 
+/* Lines that look like dmesg's (a comma before the fraction, a ctime
+ * date in brackets) but are not: a Java or Python logger, Apache httpd. */
+static void test_sniff_keeps_lookalikes_out_of_kernel(void **state)
+{
+	(void)state;
+	static const char *const heads[] = {
+		"2025-01-24T07:00:30,139 INFO [main] App : Starting App v3.0.7\n"
+		"2025-01-24T07:00:30,227 INFO [main] App : Started in 1.2 s\n",
+		"2012-07-02 10:22:40,672:DEBUG:foo bar baz\n2014-10-08 16:56:38,344:WARN:foo bar baz\n",
+		"[Wed Oct 11 14:32:52 2000] [error] [client 127.0.0.1] client denied by server configuration\n"
+		"[Wed Oct 11 14:32:53 2000] [notice] caught SIGTERM, shutting down\n",
+	};
+	static const char *const want[] = {"plain", "plain", "apache-error"};
+	char why[256];
+	for (size_t i = 0; i < sizeof heads / sizeof *heads; i++) {
+		const struct iq_format *f = iq_sniff("x", heads[i], strlen(heads[i]), why, sizeof why);
+		assert_non_null(f);
+		assert_string_equal(f->name, want[i]);
+	}
+	/* the real dmesg forms still are */
+	const char *d = "2025-01-21T04:41:44,283302+00:00 usb 1-1: new device\n"
+			"[Tue May  7 12:00:00 2024] [drm] Initialized\n";
+	const struct iq_format *f = iq_sniff("x", d, strlen(d), why, sizeof why);
+	assert_non_null(f);
+	assert_string_equal(f->name, "kernel");
+}
+
+/* The driver holds yearless lines back until a year is written (a line
+ * further on), then gives them to the parser in order with their numbers. */
+static void test_yearless_dates_wait_for_a_year_in_the_text(void **state)
+{
+	(void)state;
+	const char *in =
+		"Dec 30 23:00:00 h kernel: one\n"
+		"Jan  2 01:00:00 h kernel: two\n"
+		"\n"
+		"2019-01-05T00:00:00Z h kernel: three\n"
+		"Jan  6 02:00:00 h kernel: four\n";
+	struct recs c = {0};
+	run_format("kernel", in, iq_time_make(2026, 12, 4, 0, 0, 0, 0), &c);
+	assert_int_equal(c.n, 4);
+	assert_int_equal(c.line[0], 1);
+	assert_int_equal(c.line[1], 2);
+	assert_int_equal(c.line[2], 4);
+	assert_int_equal(c.line[3], 5);
+	assert_int_equal(c.skipped, 1);
+	assert_true(c.ts[0] == iq_time_make(2018, 12, 30, 23, 0, 0, 0));
+	assert_true(c.ts[1] == iq_time_make(2019, 1, 2, 1, 0, 0, 0));
+	assert_true(c.ts[3] == iq_time_make(2019, 1, 6, 2, 0, 0, 0));
+	assert_int_equal(c.how[0], IQ_TS_YEAR_INFERRED);
+	assert_int_equal(c.how[2], IQ_TS_EXPLICIT);
+}
+
 static void test_zoneless_times_take_the_default_zone(void **state)
 {
 	(void)state;
@@ -466,6 +519,8 @@ int main(void)
 		cmocka_unit_test(test_path_identity_from_kubelet_layouts),
 		cmocka_unit_test(test_sniff_binary_and_empty),
 		cmocka_unit_test(test_plain_joins_traceback_and_accounts_lines),
+		cmocka_unit_test(test_sniff_keeps_lookalikes_out_of_kernel),
+		cmocka_unit_test(test_yearless_dates_wait_for_a_year_in_the_text),
 		cmocka_unit_test(test_zoneless_times_take_the_default_zone),
 		cmocka_unit_test(test_wrapper_len_of_vllm_prefixes),
 		cmocka_unit_test(test_traceback_tolerates_other_processes_and_ends_on_own_line),

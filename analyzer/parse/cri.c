@@ -14,6 +14,8 @@ struct chunks {
 	int64_t ts;
 	long line, nlines;
 	int pending;
+	size_t first_len;       /* the first chunk's bytes: what stands at line */
+	int nchunks;
 };
 
 enum { STDOUT, STDERR, NSLOTS };
@@ -100,6 +102,8 @@ static int feed_chunks(struct cri *cr, int slot, const struct iq_parse_ctx *ctx)
 		.line = c->line, .nlines = c->nlines, .ts = c->ts,
 		.ts_raw = iq_str_make(c->ts_raw.p, c->ts_raw.len),
 		.text = iq_str_make(c->text.p, c->text.len),
+		/* a joined line: only its first chunk stands at its line */
+		.quote = c->nchunks > 1 ? iq_str_make(c->text.p, c->first_len) : IQ_STR_NULL,
 	};
 	return iq_tb_feed(&cr->tb[slot], &l, emit, &o);
 }
@@ -179,7 +183,10 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		c->line = lineno;
 		c->nlines = 0;
 		c->pending = 1;
+		c->nchunks = 0;
+		c->first_len = l.content.n;
 	}
+	c->nchunks++;
 	c->nlines = lineno - c->line + 1;  /* the span, other stream's lines included */
 	if (iq_buf_add(&c->text, l.content.p, l.content.n))
 		return IQ_ERR_NOMEM;

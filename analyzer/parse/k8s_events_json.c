@@ -220,6 +220,7 @@ static int emit(struct events *p, const struct iq_parse_ctx *ctx, json_t *o, lon
 	 * stream, kubectl get events -w --output-watch-events): its object */
 	json_t *wobj = json_object_get(o, "object");
 	struct iq_str wtype = jstr(o, "type");
+	int watch = 0;
 	if (json_is_object(wobj) && wtype.n && !json_object_get(o, "involvedObject") &&
 	    !json_object_get(o, "regarding")) {
 		/* a bookmark carries only a resourceVersion; a deleted event
@@ -227,6 +228,7 @@ static int emit(struct events *p, const struct iq_parse_ctx *ctx, json_t *o, lon
 		if (str_eq(wtype, "BOOKMARK") || str_eq(wtype, "DELETED"))
 			return 2;
 		o = wobj;
+		watch = 1;
 	}
 	json_t *obj = json_object_get(o, "involvedObject");
 	if (!json_is_object(obj))
@@ -323,11 +325,12 @@ static int emit(struct events *p, const struct iq_parse_ctx *ctx, json_t *o, lon
 	/* the text is a restatement: evidence quotes the object's own lines */
 	static const char *const qk[][2] = {{"message", "message"}, {"note", "message"}, {"reason", "reason"}};
 	for (size_t k = 0; k < IQ_ARRAY_LEN(qk) && r.nquotes < IQ_MAX_QUOTES; k++) {
-		struct iq_jpath path = {qk[k][0], 0};
+		/* in a watch event, the members of its object */
+		struct iq_jpath path[2] = {{"object", 0}, {qk[k][0], 0}};
 		size_t b, en;
 		if (r.nquotes && strcmp(r.quote[r.nquotes - 1].what, qk[k][1]) == 0)
 			continue;
-		if (iq_json_locate(p->buf.p, p->buf.len, &path, 1, &b, &en) == 0)
+		if (iq_json_locate(p->buf.p, p->buf.len, path + !watch, 1 + (size_t)watch, &b, &en) == 0)
 			iq_quote_make(&r.quote[r.nquotes++], qk[k][1], p->buf.p, p->buf.len, first, b, en);
 	}
 

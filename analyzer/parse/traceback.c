@@ -34,6 +34,8 @@ void iq_tb_record(struct iq_record *r, const struct iq_tb_line *l)
 	r->ts_raw = l->ts_raw;
 	r->text = l->text;
 	r->severity = iq_log_severity(l->text.p, l->text.n);
+	if (l->quote.n)
+		r->quote[r->nquotes++] = (struct iq_quote){l->line, l->quote, "text"};
 }
 
 void iq_tb_init(struct iq_tb *tb)
@@ -46,6 +48,8 @@ void iq_tb_init(struct iq_tb *tb)
 	iq_buf_init(&tb->held_text);
 	iq_buf_init(&tb->held_ts_raw);
 	iq_buf_init(&tb->cite_ts_raw);
+	iq_buf_init(&tb->quote);
+	iq_buf_init(&tb->cite_quote);
 	iq_buf_init(&tb->out);
 }
 
@@ -58,6 +62,8 @@ void iq_tb_release(struct iq_tb *tb)
 	iq_buf_release(&tb->held_text);
 	iq_buf_release(&tb->held_ts_raw);
 	iq_buf_release(&tb->cite_ts_raw);
+	iq_buf_release(&tb->quote);
+	iq_buf_release(&tb->cite_quote);
 	iq_buf_release(&tb->out);
 }
 
@@ -231,6 +237,9 @@ static int start(struct iq_tb *tb, const struct iq_tb_line *l)
 	iq_buf_reset(&tb->prefix);
 	if (iq_buf_add(&tb->tags, l->text.p, tl) || iq_buf_add(&tb->prefix, l->text.p, wl))
 		return IQ_ERR_NOMEM;
+	iq_buf_reset(&tb->quote);
+	if (iq_buf_add(&tb->quote, l->quote.p, l->quote.n))
+		return IQ_ERR_NOMEM;
 	tb->ts = l->ts;
 	tb->how = l->how;
 	tb->line = l->line;
@@ -261,7 +270,9 @@ static int append(struct iq_tb *tb, const struct iq_tb_line *l)
 static int cite(struct iq_tb *tb, const struct iq_tb_line *l)
 {
 	iq_buf_reset(&tb->cite_ts_raw);
-	if (iq_buf_add(&tb->cite_ts_raw, l->ts_raw.p, l->ts_raw.n))
+	iq_buf_reset(&tb->cite_quote);
+	if (iq_buf_add(&tb->cite_ts_raw, l->ts_raw.p, l->ts_raw.n) ||
+	    iq_buf_add(&tb->cite_quote, l->quote.p, l->quote.n))
 		return IQ_ERR_NOMEM;
 	tb->cite_line = l->line;
 	tb->cite_len = l->text.n;
@@ -282,6 +293,7 @@ int iq_tb_flush(struct iq_tb *tb, iq_tb_emit_fn emit, void *u)
 			.how = tb->how,
 			.ts_raw = iq_str_make(tb->ts_raw.p, tb->ts_raw.len),
 			.text = iq_str_make(tb->text.p, tb->text.len),
+			.quote = iq_str_make(tb->quote.p, tb->quote.len),
 		};
 		if (tb->cite_line && tb->cite_line != tb->line) {
 			/* the cited line, then the others: the traceback's text
@@ -300,6 +312,7 @@ int iq_tb_flush(struct iq_tb *tb, iq_tb_emit_fn emit, void *u)
 			r.ts = tb->cite_ts;
 			r.how = tb->cite_how;
 			r.ts_raw = iq_str_make(tb->cite_ts_raw.p, tb->cite_ts_raw.len);
+			r.quote = iq_str_make(tb->cite_quote.p, tb->cite_quote.len);
 		}
 		tb->state = TB_NONE;
 		rc = emit(u, &r);
@@ -381,6 +394,7 @@ int iq_tb_feed(struct iq_tb *tb, const struct iq_tb_line *l, iq_tb_emit_fn emit,
 				if (copy_line(&tb->held_text, &tb->held_ts_raw, l))
 					return IQ_ERR_NOMEM;
 				tb->held = *l;
+				tb->held.quote = IQ_STR_NULL;
 				tb->has_held = 1;
 				rc = 0;
 			} else if (b == B_CHAIN) {

@@ -32,6 +32,10 @@ struct iq_tb_line {
 	enum iq_ts_how how;
 	struct iq_str ts_raw;
 	struct iq_str text;
+	/* what stands verbatim at line when text does not (a line re-joined
+	 * from chunks: the first chunk; a json-file line: its log value as
+	 * escaped), or empty: evidence quotes it */
+	struct iq_str quote;
 };
 
 /* Receives each line or joined traceback; the slices are valid during the
@@ -49,6 +53,7 @@ struct iq_tb {
 	long nparts;            /* logical lines joined so far */
 	/* the first exception line: where the record is placed */
 	struct iq_buf cite_ts_raw;
+	struct iq_buf quote, cite_quote;  /* the first line's and the cited line's quotes */
 	long cite_line;         /* 0 until one is seen */
 	size_t cite_off, cite_len;  /* its text inside text */
 	struct iq_buf out;      /* the record's text: the cited line first */
@@ -63,9 +68,9 @@ struct iq_tb {
 	int has_held;
 };
 
-/* Fills r as the log record of l (line, span, first_line, time, text, and
- * the severity its text opens with); the caller sets the stream. r's
- * slices are l's. */
+/* Fills r as the log record of l (line, span, first_line, time, text, the
+ * severity its text opens with, and l's quote as the record's); the
+ * caller sets the stream. r's slices are l's. */
 void iq_tb_record(struct iq_record *r, const struct iq_tb_line *l);
 
 void iq_tb_init(struct iq_tb *tb);

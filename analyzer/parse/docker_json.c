@@ -176,41 +176,6 @@ static int emit(void *u, const struct iq_tb_line *l)
 	return o->ctx->sink.record(o->ctx->sink.u, &r);
 }
 
-/* Does the log value raw (as written, escaped) begin with the decoded
- * text dec as plain JSON escaping writes it (quote, backslash and control
- * characters escaped, nothing else)? Then the decoded text is what stands
- * at the line, to a reader of the file; when the writer escaped more
- * (moby's \u003c for '<', \u0009 for a tab) or the line was re-joined,
- * evidence quotes the value as written. Looks at 64 bytes of dec. */
-static int plainly_escaped(const char *dec, size_t dn, const char *raw, size_t rn)
-{
-	size_t j = 0;
-	for (size_t i = 0; i < dn && i < 64; i++) {
-		unsigned char c = (unsigned char)dec[i];
-		char e[8];
-		size_t el;
-		if (c == '"' || c == '\\') {
-			e[0] = '\\';
-			e[1] = (char)c;
-			el = 2;
-		} else if (c == '\n' || c == '\t' || c == '\r' || c == '\b' || c == '\f') {
-			e[0] = '\\';
-			e[1] = c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : c == '\b' ? 'b' : 'f';
-			el = 2;
-		} else if (c < 0x20) {
-			snprintf(e, sizeof e, "\\u%04x", c);
-			el = 6;
-		} else {
-			e[0] = (char)c;
-			el = 1;
-		}
-		if (j + el > rn || memcmp(raw + j, e, el) != 0)
-			return 0;
-		j += el;
-	}
-	return 1;
-}
-
 /* Hands a slot's gathered chunks to its joiner (stdout, stderr) or out
  * as a record (other stream names), and empties the slot. */
 static int flush(struct djson *d, int slot, const struct iq_parse_ctx *ctx)
@@ -227,7 +192,10 @@ static int flush(struct djson *d, int slot, const struct iq_parse_ctx *ctx)
 		.ts_raw = iq_str_make(c->ts_raw.p, c->ts_raw.len),
 		.text = iq_str_make(c->text.p, c->text.len),
 	};
-	if (c->nchunks > 1 || !plainly_escaped(c->text.p, c->text.len, c->raw0.p, c->raw0.len))
+	/* a joined line, or one its writer escaped more than quotes and
+	 * control characters (moby's \u003c for '<'): what stands at the
+	 * line is the log value as written */
+	if (c->nchunks > 1 || !iq_json_plain_in(c->text.p, c->text.len, c->raw0.p, c->raw0.len))
 		l.quote = iq_str_make(c->raw0.p, c->raw0.len);
 	return slot == OTHER ? emit(&o, &l) : iq_tb_feed(&d->tb[slot], &l, emit, &o);
 }

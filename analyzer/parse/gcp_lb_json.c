@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "jsonobjs.h"
+#include "locate.h"
 
 
 struct gcp {
@@ -214,6 +215,9 @@ static int emit(struct gcp *p, const struct iq_parse_ctx *ctx, json_t *o, long f
 			if (add_oneline(&p->text, msg))
 				return IQ_ERR_NOMEM;
 			r.text = iq_str_make(p->text.p, p->text.len);
+			const struct iq_jpath tp[] = {{"textPayload", 0}}, jp[] = {{"jsonPayload", 0}, {"message", 0}};
+			r.nquotes = iq_quote_member(&r.quote[0], "message", p->js.raw, first, tp, 1) ||
+				    iq_quote_member(&r.quote[0], "message", p->js.raw, first, jp, 2);
 		}
 		r.line = first;
 		r.nlines = lastl - first + 1;
@@ -258,6 +262,8 @@ static int emit(struct gcp *p, const struct iq_parse_ctx *ctx, json_t *o, long f
 		if (summary(&p->text, h, u, details))
 			return IQ_ERR_NOMEM;
 		r.text = iq_str_make(p->text.p, p->text.len);
+		const struct iq_jpath up[] = {{"httpRequest", 0}, {"requestUrl", 0}};
+		r.nquotes = iq_quote_member(&r.quote[0], "request", p->js.raw, first, up, 2);
 	}
 	r.line = first;
 	r.nlines = lastl - first + 1;

@@ -17,6 +17,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "locate.h"
 #include "parse.h"
 
 #define MAX_JOIN_LINES 1000
@@ -24,6 +25,7 @@
 
 struct jj {
 	struct iq_buf msg;      /* the message (decoded, joined chunks) */
+	struct iq_buf quote;    /* the first line's MESSAGE member as written */
 	json_t *pending;        /* the entry whose partial message is open */
 	long line, nlines;
 };
@@ -150,6 +152,10 @@ static int emit(struct jj *p, const struct iq_parse_ctx *ctx, json_t *o)
 	r.line = p->line;
 	r.nlines = p->nlines;
 	r.text = iq_str_make(p->msg.p, p->msg.len);
+	/* the message decoded (escapes, a byte array, joined chunks) is not
+	 * what the line holds: evidence quotes the member as written */
+	if (p->quote.len && (p->nlines > 1 || !iq_json_plain_in(p->msg.p, p->msg.len, p->quote.p, p->quote.len)))
+		r.quote[r.nquotes++] = (struct iq_quote){p->line, iq_str_make(p->quote.p, p->quote.len), "message"};
 	struct iq_str rt = jstr(o, "__REALTIME_TIMESTAMP");
 	int64_t us = micros(rt);
 	if (us >= 0) {
@@ -259,6 +265,16 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		json_decref(o);
 		return IQ_ERR_NOMEM;
 	}
+	iq_buf_reset(&p->quote);
+	{
+		const struct iq_jpath mp[] = {{"MESSAGE", 0}};
+		struct iq_quote q;
+		if (iq_quote_member(&q, "message", iq_str_make(s, n), lineno, mp, 1) &&
+		    iq_buf_add(&p->quote, q.text.p, q.text.n < 400 ? q.text.n : 400)) {
+			json_decref(o);
+			return IQ_ERR_NOMEM;
+		}
+	}
 	p->line = lineno;
 	p->nlines = 1;
 	p->pending = o;
@@ -272,6 +288,7 @@ static int begin(void *st, const struct iq_parse_ctx *ctx)
 	IQ_UNUSED(ctx);
 	struct jj *p = st;
 	iq_buf_init(&p->msg);
+	iq_buf_init(&p->quote);
 	return 0;
 }
 
@@ -280,6 +297,7 @@ static int end(void *st, const struct iq_parse_ctx *ctx)
 	struct jj *p = st;
 	int rc = flush(p, ctx);
 	iq_buf_release(&p->msg);
+	iq_buf_release(&p->quote);
 	return rc;
 }
 

@@ -87,7 +87,9 @@ static int finish_item(struct iq_jsobjs *p, const struct iq_parse_ctx *ctx, long
 			skip_range(p, ctx, p->first, lastl, "malformed json");
 		} else {
 			flush_skip(p, ctx);
+			p->raw = one ? seg : iq_str_make(p->buf.p, p->buf.len);
 			rc = p->emit(p->owner, ctx, o, p->first, lastl, one && whole ? seg : IQ_STR_NULL);
+			p->raw = IQ_STR_NULL;
 			if (rc == 0 && lastl > p->done)
 				p->done = lastl;
 			if (rc == 1) {

@@ -39,6 +39,9 @@ struct iq_jsobjs {
 	long skip_first, skip_count;
 	const char *skip_reason;
 	struct iq_buf skip_text;
+	/* during emit: the object's text, its lines joined by '\n' from its
+	 * '{' on line first (for quotes, iq_quote_member) */
+	struct iq_str raw;
 };
 
 /* Clears j for a new file; not_ours must be a string literal. */

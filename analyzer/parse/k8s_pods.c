@@ -149,6 +149,27 @@ long iq_k8s_line_of(const struct iq_k8s_reader *rd, const char *path, size_t ind
 	return rd->item_first;
 }
 
+/* Finds path[0..len) in the object's text s[0..n): as YAML when the
+ * reader reads YAML (a flow-style document like "--- {...}" as JSON too),
+ * else as JSON. */
+static int locate_in(const struct iq_k8s_reader *rd, const char *s, size_t n, const struct iq_jpath *path,
+		     size_t len, size_t *beg, size_t *end)
+{
+	if (rd->mode != MODE_YAML)
+		return iq_json_locate(s, n, path, len, beg, end);
+	if (iq_yaml_locate(s, n, path, len, beg, end) == 0)
+		return 0;
+	size_t i = 0;
+	while (i < n && (s[i] == ' ' || s[i] == '-' || s[i] == '\n'))
+		i++;
+	if (i < n && s[i] == '{' && iq_json_locate(s + i, n - i, path, len, beg, end) == 0) {
+		*beg += i;
+		*end += i;
+		return 0;
+	}
+	return -1;
+}
+
 int iq_k8s_quote(const struct iq_k8s_reader *rd, struct iq_quote *q, const char *what,
 		 const struct iq_jpath *path, size_t len)
 {
@@ -157,12 +178,15 @@ int iq_k8s_quote(const struct iq_k8s_reader *rd, struct iq_quote *q, const char 
 	size_t beg, end;
 	if (!b->p || !b->len)
 		return 0;
-	int rc = rd->mode == MODE_YAML ? iq_yaml_locate(b->p, b->len, path, len, &beg, &end)
-				       : iq_json_locate(b->p, b->len, path, len, &beg, &end);
-	if (rc)
-		return 0;
-	iq_quote_make(q, what, b->p, b->len, first, beg, end);
-	return q->text.n > 0;
+	/* the member, else the deepest of its parents written on a line of its
+	 * own ("resource: {name: cpu, ...}" holds what a flow style puts inline) */
+	for (size_t l = len; l >= 2 && l <= len; l--) {
+		if (locate_in(rd, b->p, b->len, path, l, &beg, &end) == 0) {
+			iq_quote_make(q, what, b->p, b->len, first, beg, end);
+			return q->text.n > 0;
+		}
+	}
+	return 0;
 }
 
 int iq_k8s_quote_find(const struct iq_k8s_reader *rd, struct iq_quote *q, const char *what,

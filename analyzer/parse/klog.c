@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "locate.h"
 #include "parse.h"
 
 #define MAX_JOIN_LINES 1000
@@ -702,6 +703,9 @@ static int json_line(struct klog *p, const struct iq_parse_ctx *ctx, long lineno
 		r.severity = json_object_get(o, "err") && !json_object_get(o, "v") ?
 			IQ_STR_LIT("E") : IQ_STR_LIT("I");
 	r.text = iq_str_make(b->p, b->len);
+	/* the text is msg and the other fields restated: the line holds msg */
+	const struct iq_jpath mp[] = {{"msg", 0}};
+	r.nquotes = iq_quote_member(&r.quote[0], "message", iq_str_make(s, n), lineno, mp, 1);
 	json_t *pod = json_object_get(o, "pod");
 	if (json_is_object(pod)) {
 		r.id.pod = jstr(pod, "name");

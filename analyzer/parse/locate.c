@@ -250,6 +250,16 @@ int iq_yaml_locate(const char *s, size_t n, const struct iq_jpath *path, size_t 
 	return 0;
 }
 
+int iq_quote_member(struct iq_quote *q, const char *what, struct iq_str raw, long first,
+		    const struct iq_jpath *path, size_t len)
+{
+	size_t b, e;
+	if (!raw.n || iq_json_locate(raw.p, raw.n, path, len, &b, &e))
+		return 0;
+	iq_quote_make(q, what, raw.p, raw.n, first, b, e);
+	return q->text.n > 0;
+}
+
 void iq_quote_make(struct iq_quote *q, const char *what, const char *s, size_t n, long first_line, size_t beg,
 		   size_t end)
 {

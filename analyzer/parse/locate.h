@@ -29,4 +29,10 @@ int iq_yaml_locate(const char *s, size_t n, const struct iq_jpath *path, size_t 
 void iq_quote_make(struct iq_quote *q, const char *what, const char *s, size_t n, long first_line, size_t beg,
 		   size_t end);
 
+/* Quotes the member at path[0..len) of a JSON object whose text raw
+ * starts on line first (its lines joined by '\n'): 1 with q filled, 0
+ * when the member is not written there. */
+int iq_quote_member(struct iq_quote *q, const char *what, struct iq_str raw, long first,
+		    const struct iq_jpath *path, size_t len);
+
 #endif

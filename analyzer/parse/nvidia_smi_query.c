@@ -38,7 +38,22 @@ struct smiq {
 	struct iq_buf text;
 	long acct;             /* lines before this are accounted for */
 	char section[40];      /* the text report's section of the open GPU */
+	/* the line being read; the one that gave the memory used, which the
+	 * record quotes (its text kept) */
+	long cur;
+	struct iq_str cur_text;
+	long used_line;
+	struct iq_buf used_text;
 };
+
+/* Notes the current line as the one that says the memory used. */
+static void saw_used(struct smiq *p)
+{
+	p->used_line = p->cur;
+	iq_buf_reset(&p->used_text);
+	if (iq_buf_add(&p->used_text, p->cur_text.p, p->cur_text.n))
+		p->used_line = 0;
+}
 
 static int is_space(char c)
 {
@@ -144,6 +159,7 @@ static int begin(void *st, const struct iq_parse_ctx *ctx)
 	struct smiq *p = st;
 	iq_buf_init(&p->meta);
 	iq_buf_init(&p->text);
+	iq_buf_init(&p->used_text);
 	p->ts = IQ_TIME_NONE;
 	p->acct = 1;
 	return 0;
@@ -181,6 +197,7 @@ static void open_gpu(struct smiq *p, long lineno, struct iq_str attrs)
 	p->in_gpu = 1;
 	p->gpu_depth = p->depth;
 	p->gpu_line = lineno;
+	p->used_line = 0;
 	iq_buf_reset(&p->meta);
 	p->id_n = p->name_n = p->uuid_n = 0;
 	struct iq_record r;
@@ -225,6 +242,9 @@ static int close_gpu(struct smiq *p, const struct iq_parse_ctx *ctx, long lineno
 	if (rc)
 		return IQ_ERR_NOMEM;
 	r.text = iq_str_make(p->text.p, p->text.len);
+	if (p->used_line)
+		r.quote[r.nquotes++] = (struct iq_quote){p->used_line, iq_str_make(p->used_text.p, p->used_text.len),
+							 "sample"};
 	envelope_until(p, ctx, p->gpu_line);
 	r.line = p->gpu_line;
 	r.nlines = lineno - p->gpu_line + 1;
@@ -255,8 +275,10 @@ static int gpu_leaf(struct smiq *p, struct iq_str name, struct iq_str v)
 	if (parent_is(p, "fb_memory_usage")) {
 		if (is(name, "total"))
 			g->mem_total_mib = number(v);
-		else if (is(name, "used"))
+		else if (is(name, "used")) {
 			g->mem_used_mib = number(v);
+			saw_used(p);
+		}
 		else if (is(name, "free"))
 			g->mem_free_mib = number(v);
 	} else if (parent_is(p, "utilization")) {
@@ -369,8 +391,10 @@ static int text_field(struct smiq *p, size_t indent, struct iq_str key, struct i
 	if (!strcmp(sec, "FB Memory Usage")) {
 		if (is(key, "Total"))
 			g->mem_total_mib = number(v);
-		else if (is(key, "Used"))
+		else if (is(key, "Used")) {
 			g->mem_used_mib = number(v);
+			saw_used(p);
+		}
 		else if (is(key, "Free"))
 			g->mem_free_mib = number(v);
 	} else if (!strcmp(sec, "Utilization")) {
@@ -433,6 +457,11 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 	size_t i = 0;
 	while (i < n && is_space(s[i]))
 		i++;
+	size_t e = n;
+	while (e > i && (is_space(s[e - 1]) || s[e - 1] == '\r'))
+		e--;
+	p->cur = lineno;
+	p->cur_text = iq_str_make(s + i, e - i);
 	if (i < n && s[i] == '<')
 		return xml_line(p, ctx, lineno, s, n);
 	return text_line(p, ctx, lineno, s, n);
@@ -449,6 +478,7 @@ static int end(void *st, const struct iq_parse_ctx *ctx)
 	envelope_until(p, ctx, p->last + 1);
 	iq_buf_release(&p->meta);
 	iq_buf_release(&p->text);
+	iq_buf_release(&p->used_text);
 	return rc;
 }
 

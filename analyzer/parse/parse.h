@@ -272,6 +272,12 @@ struct iq_str iq_log_severity(const char *s, size_t n);
  * 0 (none: the time is UTC wall clock) with *ts and *raw (the value's
  * text, inside s), or -1 when there is none. */
 int iq_json_line_time(const char *s, size_t n, int64_t *ts, struct iq_str *raw);
+/* Does raw (JSON text as a file holds it) hold the decoded string dec
+ * (its first 64 bytes) as plain JSON escaping writes it: quote, backslash
+ * and control characters escaped, nothing else? Then a reader of the file
+ * finds the decoded text there; when the writer escaped more (moby's
+ * \u003c for '<') or dec was joined from pieces, it does not. */
+int iq_json_plain_in(const char *dec, size_t dn, const char *raw, size_t rn);
 /* Parses a size such as "2.00 GiB", "512MiB", "1234 bytes", "1.5 GB" (a bare
  * number is bytes) into
  * bytes; returns -1 when s is not a size or not one an int64 holds. */

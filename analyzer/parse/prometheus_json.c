@@ -106,16 +106,36 @@ static void envelope_until(struct pjson *p, const struct iq_parse_ctx *ctx, long
 	}
 }
 
-/* The quote of sample i: its "[time, "value"]" as written, on its line. */
+/* The quote of sample i: its "[time, "value"]" as written when it is on
+ * one line; else the line of its value (a pretty-printed pair). */
 static void sample_quote(const struct pjson *p, size_t i, struct iq_record *r)
 {
 	if (i >= p->ns || p->soffs[i] >= p->buf.len || p->buf.p[p->soffs[i]] != '[')
 		return;
 	const char *b = p->buf.p + p->soffs[i], *e = b, *lim = p->buf.p + p->buf.len;
+	long line = p->slines[i];
 	while (e < lim && *e != ']' && *e != '\n')
 		e++;
+	if (e < lim && *e == '\n') {
+		/* the value: the string after the pair's comma, on its own line */
+		const char *v = memchr(b, ',', (size_t)(lim - b));
+		if (!v)
+			return;
+		for (const char *c = b; c < v; c++)
+			line += *c == '\n';
+		for (v++; v < lim && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r'); v++)
+			line += *v == '\n';
+		b = v;
+		for (e = b; e < lim && *e != '\n' && *e != ']'; e++)
+			;
+		while (e > b && (e[-1] == ' ' || e[-1] == '\r'))
+			e--;
+		if (e > b)
+			r->quote[r->nquotes++] = (struct iq_quote){line, iq_str_make(b, (size_t)(e - b)), "sample"};
+		return;
+	}
 	if (e < lim && *e == ']')
-		r->quote[r->nquotes++] = (struct iq_quote){p->slines[i], iq_str_make(b, (size_t)(e + 1 - b)), "sample"};
+		r->quote[r->nquotes++] = (struct iq_quote){line, iq_str_make(b, (size_t)(e + 1 - b)), "sample"};
 }
 
 /* Accounts for lines first..lastl (those not yet accounted) as skipped. */

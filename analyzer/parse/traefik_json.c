@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "jsonobjs.h"
+#include "locate.h"
 
 
 struct traefik {
@@ -254,6 +255,9 @@ static int emit(struct traefik *p, const struct iq_parse_ctx *ctx, json_t *o, lo
 		if (summary(&p->text, h))
 			return IQ_ERR_NOMEM;
 		r.text = iq_str_make(p->text.p, p->text.len);
+		const struct iq_jpath rp[] = {{"RequestPath", 0}}, dp[] = {{"request_path", 0}};
+		r.nquotes = iq_quote_member(&r.quote[0], "request", p->js.raw, first, rp, 1) ||
+			    iq_quote_member(&r.quote[0], "request", p->js.raw, first, dp, 1);
 	}
 	r.line = first;
 	r.nlines = lastl - first + 1;

@@ -103,6 +103,27 @@ static int json_value(const char *s, size_t n, size_t lim, const char *key, stru
 	return 0;
 }
 
+int iq_json_plain_in(const char *dec, size_t dn, const char *raw, size_t rn)
+{
+	char esc[64 * 6 + 1];
+	size_t k = 0;
+	for (size_t i = 0; i < dn && i < 64; i++) {
+		unsigned char c = (unsigned char)dec[i];
+		if (c == '"' || c == '\\') {
+			esc[k++] = '\\';
+			esc[k++] = (char)c;
+		} else if (c == '\n' || c == '\t' || c == '\r' || c == '\b' || c == '\f') {
+			esc[k++] = '\\';
+			esc[k++] = c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : c == '\b' ? 'b' : 'f';
+		} else if (c < 0x20) {
+			k += (size_t)snprintf(esc + k, sizeof esc - k, "\\u%04x", c);
+		} else {
+			esc[k++] = (char)c;
+		}
+	}
+	return k == 0 || (rn >= k && iq_memmem(raw, rn, esc, k) != NULL);
+}
+
 int iq_json_line_time(const char *s, size_t n, int64_t *ts, struct iq_str *raw)
 {
 	static const char *const keys[] = {"\"ts\"", "\"time\"", "\"timestamp\"", "\"@timestamp\"",

@@ -5,6 +5,7 @@ bin=$1
 export TZ=UTC LC_ALL=C
 status=0
 sh tests/e2e/parsers.sh "$bin" || status=1
+python3 tests/e2e/verbatim.py || status=1
 sh tests/e2e/errors.sh "$bin" || status=1
 sh tests/e2e/docs.sh "$bin" || status=1
 sh tests/e2e/cli.sh "$bin" || status=1

@@ -7,7 +7,7 @@ CC      ?= cc
 O       ?= build
 
 DEB_PKGS := libpcre2-dev libsqlite3-dev libarchive-dev libjansson-dev \
-            libcmocka-dev libyaml-dev libisal-dev pkg-config python3 groff-base tzdata
+            libcmocka-dev libyaml-dev libisal-dev pkg-config python3 groff-base tzdata cmark-gfm
 PKGS     := libpcre2-8 sqlite3 libarchive jansson yaml-0.1 libisal
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -101,8 +101,14 @@ unit: $(UNIT_BINS)
 rules-test: $(BIN)
 	./$(BIN) rules test
 
-e2e: $(BIN)
-	TZ=UTC LC_ALL=C sh tests/e2e/run.sh $(BIN)
+# The suites run the binary through $(O)/tests/collect, which keeps a copy
+# of every findings.json they make for the schema check at the end.
+$(O)/tests/collect: tests/tools/collect.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
+e2e: $(BIN) $(O)/tests/collect
+	TZ=UTC LC_ALL=C sh tests/e2e/run.sh $(BIN) $(O)/tests/collect
 
 # The suite under AddressSanitizer and UndefinedBehaviorSanitizer, then the
 # fuzz corpus and the crash inputs replayed (tests/fuzz/).

@@ -210,7 +210,7 @@ int iq_cmd_analyze(int argc, char **argv)
 	}
 	char charts[4200];
 	snprintf(charts, sizeof charts, "%s/charts", dir);
-	struct render_ctx rctx = {doc, s, {lang, charts, "charts", &rs}};
+	struct render_ctx rctx = {doc, s, {lang, charts, "charts", &rs, NULL}};
 	if (iq_write_atomic(fpath, render_json, &rctx, &d) ||
 	    iq_write_atomic(mpath, render_md, &rctx, &d)) {
 		iq_errorf("%s", d.msg);

@@ -84,7 +84,7 @@ int iq_cmd_report(int argc, char **argv)
 		return IQ_EXIT_INPUT;
 	}
 	char *charts = out && strcmp(format, "md") == 0 ? charts_beside(out) : NULL;
-	struct report_ctx c = {doc, s, format, {lang, charts, "charts", NULL}};
+	struct report_ctx c = {doc, s, format, {lang, charts, "charts", NULL, NULL}};
 	if (out) {
 		if (iq_write_atomic(out, render, &c, &d)) {
 			iq_errorf("%s", d.msg);

@@ -343,6 +343,21 @@ static const struct msg catalogue[] = {
 	{"col.lines", "lines", "satır"},
 	{"col.firstline", "first line", "ilk satır"},
 	{"col.offset", "offset (s)", "kayma (sn)"},
+	{"col.ref", "ref", "ref"},
+	{"col.line", "line", "satır"},
+	{"col.text", "text (verbatim)", "metin (aynen)"},
+	{"col.summary", "summary", "özet"},
+	{"col.show", "to see it in context", "bağlamıyla görmek için"},
+	{"h.evidence", "Evidence", "Kanıtlar"},
+	{"ev.none", "The postmortem cites no line of the bundle.", "İnceleme paketten hiçbir satır göstermiyor."},
+	{"ev.intro",
+	 "Every [E…] above is a line of the bundle: its path inside the bundle, its line, its time (UTC, "
+	 "corrected for clock skew) and its text as written. `inquest show REF` (run in this folder; `-C N` "
+	 "for N lines around it) prints the line from the bundle, or from `inquest.db` when the bundle is gone.",
+	 "Yukarıdaki her [E…] paketin bir satırıdır: paket içindeki yolu, satırı, zamanı (UTC, saat kaymasına "
+	 "göre düzeltilmiş) ve yazıldığı gibi metni. `inquest show REF` (bu klasörde; çevresindeki N satır için "
+	 "`-C N`) satırı paketten, paket yoksa `inquest.db` dosyasından yazdırır."},
+	{"ev.root", "Paths are relative to the root of the bundle", "Yollar şu paketin köküne göredir:"},
 
 	{"dur.hms", "%s%lld h %02lld min %02lld s", "%s%lld sa %02lld dk %02lld sn"},
 	{"dur.ms", "%s%lld min %02lld s", "%s%lld dk %02lld sn"},

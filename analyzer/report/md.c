@@ -11,70 +11,7 @@
 #include "../rules/rules.h"
 #include "report_int.h"
 
-/* ---- escaping ---- */
-
-int iq_md_escape(struct iq_buf *b, const char *s, size_t n, size_t max)
-{
-	const char *nl = memchr(s, '\n', n);
-	size_t len = nl ? (size_t)(nl - s) : n;
-	int cut = len > max;
-	if (cut) {
-		len = max;
-		while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
-			len--; /* do not split a UTF-8 sequence */
-	}
-	size_t cap = len * 4 + 1;
-	char *esc = iq_xmalloc(cap);
-	iq_escape_display(esc, cap, s, len);
-	int rc = 0;
-	for (const char *p = esc; *p && !rc; p++) {
-		switch (*p) {
-		case '|': rc = iq_buf_adds(b, "\\|"); break;
-		case '<': rc = iq_buf_adds(b, "&lt;"); break;
-		case '>': rc = iq_buf_adds(b, "&gt;"); break;
-		case '&': rc = iq_buf_adds(b, "&amp;"); break;
-		case '\\': rc = iq_buf_adds(b, "\\\\"); break;
-		case '`': case '*': case '_': case '[': case ']': case '#': case '~': case '$':
-		case '{': case '}':
-			rc = iq_buf_addc(b, '\\');
-			if (!rc)
-				rc = iq_buf_addc(b, *p);
-			break;
-		case '-': case '+': case '=':
-			/* would start a list or a heading underline at the start */
-			if (p == esc)
-				rc = iq_buf_addc(b, '\\');
-			if (!rc)
-				rc = iq_buf_addc(b, *p);
-			break;
-		default: rc = iq_buf_addc(b, *p);
-		}
-	}
-	free(esc);
-	if (!rc && (cut || nl))
-		rc = iq_buf_adds(b, " …");
-	return rc;
-}
-
-int iq_xml_escape(struct iq_buf *b, const char *s, size_t n)
-{
-	size_t cap = n * 4 + 1;
-	char *esc = iq_xmalloc(cap);
-	iq_escape_display(esc, cap, s, n);
-	int rc = 0;
-	for (const char *p = esc; *p && !rc; p++) {
-		switch (*p) {
-		case '<': rc = iq_buf_adds(b, "&lt;"); break;
-		case '>': rc = iq_buf_adds(b, "&gt;"); break;
-		case '&': rc = iq_buf_adds(b, "&amp;"); break;
-		case '"': rc = iq_buf_adds(b, "&quot;"); break;
-		case '\'': rc = iq_buf_adds(b, "&apos;"); break;
-		default: rc = iq_buf_addc(b, *p);
-		}
-	}
-	free(esc);
-	return rc;
-}
+/* ---- escaping (esc.c escapes, these write) ---- */
 
 void iq_md_put(FILE *out, const char *s, size_t max)
 {
@@ -85,30 +22,13 @@ void iq_md_put(FILE *out, const char *s, size_t max)
 	iq_buf_release(&b);
 }
 
-void iq_md_ref(FILE *out, const char *file, long long line)
+void iq_md_codeput(FILE *out, const char *s, size_t max, int in_table)
 {
-	char esc[1200];
-	size_t n = strlen(file);
-	/* the tail of a long path is the part that tells */
-	if (n > 280) {
-		file += n - 280;
-		n = 280;
-		while (n && ((unsigned char)*file & 0xC0) == 0x80)
-			file++, n--;
-		fputs("`…", out);
-	} else {
-		fputc('`', out);
-	}
-	iq_escape_display(esc, sizeof esc, file, n);
-	for (char *p = esc; *p; p++) {
-		if (*p == '`')
-			fputc('\'', out);
-		else if (*p == '|')
-			fputs("\\|", out);
-		else
-			fputc(*p, out);
-	}
-	fprintf(out, ":%lld`", line);
+	struct iq_buf b;
+	iq_buf_init(&b);
+	if (iq_md_code(&b, s ? s : "", s ? strlen(s) : 0, max, in_table) == 0 && b.p)
+		fputs(b.p, out);
+	iq_buf_release(&b);
 }
 
 static const char *str(json_t *o, const char *k)
@@ -160,6 +80,7 @@ struct pm {
 	const struct iq_pack *pack;
 	const struct iq_report_opts *o;
 	struct iq_tpl_scan *scan;   /* the one read of the records */
+	struct iq_refs refs;        /* what the document cites, E1, E2, ... */
 };
 
 #define M(key) iq_msg(p->lang, key)
@@ -203,9 +124,26 @@ static void put(struct pm *p, const char *s, size_t max)
 	iq_md_put(p->out, s, max);
 }
 
+/* s as a code span in running text, and in a table cell. */
+static void code(struct pm *p, const char *s)
+{
+	iq_md_codeput(p->out, s, 200, 0);
+}
+
+static void tcode(struct pm *p, const char *s)
+{
+	iq_md_codeput(p->out, s, 200, 1);
+}
+
 static void time_or_dash(struct pm *p, const char *t)
 {
 	fputs(*t ? t : "–", p->out);
+}
+
+/* The short reference [E12] of one evidence object. */
+static void cite(struct pm *p, json_t *e)
+{
+	iq_refs_cite(p->out, iq_refs_add_json(&p->refs, e));
 }
 
 /* Up to max evidence references of an evidence list, ", "-separated. */
@@ -214,7 +152,7 @@ static void refs(struct pm *p, json_t *ev, size_t max)
 	size_t i;
 	json_t *e;
 	if (json_is_object(ev)) {
-		iq_md_ref(p->out, str(ev, "file"), num(ev, "line"));
+		cite(p, ev);
 		return;
 	}
 	json_array_foreach(ev, i, e) {
@@ -223,7 +161,7 @@ static void refs(struct pm *p, json_t *ev, size_t max)
 			break;
 		}
 		fputs(i ? ", " : "", p->out);
-		iq_md_ref(p->out, str(e, "file"), num(e, "line"));
+		cite(p, e);
 	}
 	if (!json_array_size(ev) && !json_is_object(ev))
 		fputs("–", p->out);
@@ -235,7 +173,7 @@ static void quote_line(struct pm *p, json_t *e, const char *indent)
 	if (!e)
 		return;
 	fprintf(p->out, "%s> ", indent);
-	iq_md_ref(p->out, str(e, "file"), num(e, "line"));
+	cite(p, e);
 	fputs(" ", p->out);
 	put(p, str(e, "text"), 240);
 	fputs("\n", p->out);
@@ -327,25 +265,31 @@ static void header(struct pm *p)
 	fprintf(p->out, "\n- **%s:** ", M("meta.bundle"));
 	size_t i;
 	json_t *e;
+	/* by its file name: the analysing machine's paths are no one's business */
 	json_array_foreach(json_object_get(json_object_get(p->doc, "bundle"), "paths"), i, e) {
 		fputs(i ? ", " : "", p->out);
-		put(p, json_string_value(e), 200);
+		char *name = iq_base_name(json_string_value(e) ? json_string_value(e) : "");
+		code(p, name);
+		free(name);
 	}
 	fprintf(p->out, "\n- **%s:** %s\n", M("meta.times"), M("meta.utc"));
 	window_line(p);
 	if (pat) {
-		fprintf(p->out, "- **%s:** `%s` (%s, %s %.2f)\n", M("meta.verdict"), str(pat, "verdict"),
-			verdict_name(p, str(pat, "verdict")), M("confidence"),
+		fprintf(p->out, "- **%s:** ", M("meta.verdict"));
+		code(p, str(pat, "verdict"));
+		fprintf(p->out, " (%s, %s %.2f)\n", verdict_name(p, str(pat, "verdict")), M("confidence"),
 			json_number_value(json_object_get(pat, "confidence")));
 	}
 	json_array_foreach(json_object_get(p->doc, "patterns"), i, e) {
 		if (e == pat)
 			continue;
-		fprintf(p->out, "- **%s:** `", M("meta.other"));
-		put(p, str(e, "id"), 80);
+		fprintf(p->out, "- **%s:** ", M("meta.other"));
+		code(p, str(e, "id"));
 		/* the other patterns' verdicts say whether they happened, in their own terms */
 		const char *v = str(e, "verdict");
-		fprintf(p->out, "` `%s` (%s)", v, strcmp(v, "confirmed") == 0 ? M("verdict.happened") : verdict_name(p, v));
+		fputs(" ", p->out);
+		code(p, v);
+		fprintf(p->out, " (%s)", strcmp(v, "confirmed") == 0 ? M("verdict.happened") : verdict_name(p, v));
 		if (strcmp(p->lang, "en") == 0) {
 			fputs(" — ", p->out);
 			put(p, str(e, "summary"), 200);
@@ -611,7 +555,8 @@ static void section_root_cause(struct pm *p)
 	json_t *s;
 	json_array_foreach(json_object_get(pat, "signals"), i, s) {
 		const char *t = title_of(p, str(s, "id"));
-		fprintf(p->out, "| `%s`", str(s, "id"));
+		fputs("| ", p->out);
+		tcode(p, str(s, "id"));
 		if (*t) {
 			fputs(" ", p->out);
 			put(p, t, 120);
@@ -653,9 +598,9 @@ static void section_root_cause(struct pm *p)
 		json_array_foreach(saw, i, s) {
 			fputs("- ", p->out);
 			put(p, str(s, "node"), 64);
-			fputs(" `", p->out);
-			put(p, str(s, "gpu"), 64);
-			fputs("`: ", p->out);
+			fputs(" ", p->out);
+			code(p, str(s, "gpu"));
+			fputs(": ", p->out);
 			fprintf(p->out, M("root.sawfmt"), num(s, "cycles"),
 				json_number_value(json_object_get(s, "peak_ratio")) * 100,
 				json_array_size(json_object_get(s, "deaths")));
@@ -720,7 +665,9 @@ static void condition_list(struct pm *p, int want_true, int want_null, const cha
 			put(p, t, 160);
 			fputs("** ", p->out);
 		}
-		fprintf(p->out, "(`%s`): ", str(c, "id"));
+		fputs("(", p->out);
+		code(p, str(c, "id"));
+		fputs("): ", p->out);
 		put(p, str(c, "detail"), 400);
 		if (json_array_size(json_object_get(c, "evidence"))) {
 			fputs(" ", p->out);
@@ -758,7 +705,9 @@ static void section_boundaries(struct pm *p)
 		const char *id = str(b, "id");
 		const char *t = title_of(p, id);
 		int present = json_is_true(json_object_get(b, "present"));
-		fprintf(p->out, "- **`%s`**", id);
+		fputs("- **", p->out);
+		code(p, id);
+		fputs("**", p->out);
 		if (*t) {
 			fputs(" ", p->out);
 			put(p, t, 160);
@@ -818,7 +767,9 @@ struct trow {
 	const char *mark;     /* catalogue text, or NULL */
 	char tag[48];
 	char *node, *pod, *what, *file;
-	long long line;
+	long long line, nlines;
+	char *etext;          /* the evidence's own text, when not what */
+	char etime[IQ_TIME_BUF];
 };
 
 struct rows {
@@ -859,6 +810,9 @@ static void row_ev(struct trow *r, json_t *e)
 {
 	r->file = dup_or_empty(str(e, "file"));
 	r->line = num(e, "line");
+	r->nlines = num(e, "nlines");
+	r->etext = dup_or_empty(str(e, "text"));
+	snprintf(r->etime, sizeof r->etime, "%s", str(e, "time"));
 }
 
 #define TL_DB_ROWS 400
@@ -988,12 +942,16 @@ static void tl_print(struct pm *p, const struct trow *r, int from_log)
 	fputs(" | ", p->out);
 	if (r->mark)
 		fprintf(p->out, "**%s** ", r->mark);
-	if (*r->tag)
-		fprintf(p->out, "`%s` ", r->tag);
+	if (*r->tag) {
+		tcode(p, r->tag);
+		fputs(" ", p->out);
+	}
 	put(p, r->what ? r->what : "", from_log ? 160 : 300);
 	fputs(" | ", p->out);
 	if (r->file && *r->file)
-		iq_md_ref(p->out, r->file, r->line);
+		iq_refs_cite(p->out, iq_refs_add(&p->refs, r->file, r->line, r->nlines,
+						 r->etext ? r->etime : iq_time_fmt_ms(r->t, tb),
+						 r->etext ? r->etext : r->what, NULL));
 	else
 		fputs("–", p->out);
 	fputs(" |\n", p->out);
@@ -1068,6 +1026,7 @@ static void section_timeline(struct pm *p)
 		free(rs.r[i].pod);
 		free(rs.r[i].what);
 		free(rs.r[i].file);
+		free(rs.r[i].etext);
 	}
 	free(rs.r);
 }
@@ -1089,7 +1048,9 @@ static void section_questions(struct pm *p)
 		const char *text = it ? iq_item_text(it, "question", p->lang) : "";
 		fprintf(p->out, "### %zu. ", i + 1);
 		put(p, *text ? text : str(q, "question"), 300);
-		fprintf(p->out, "\n\n`%s` — ", str(q, "id"));
+		fputs("\n\n", p->out);
+		code(p, str(q, "id"));
+		fputs(" — ", p->out);
 		struct iq_buf b;
 		iq_buf_init(&b);
 		if (strcmp(p->lang, "en") != 0 &&
@@ -1491,9 +1452,9 @@ static void section_guidance(struct pm *p)
 				const char *kind;
 				if (!calls_for(p, g->for_ids[j], &kind))
 					continue;
-				fprintf(p->out, "%s`", c++ ? ", " : " ");
-				put(p, g->for_ids[j], 64);
-				fprintf(p->out, "` (%s)", M(kind));
+				fputs(c++ ? ", " : " ", p->out);
+				code(p, g->for_ids[j]);
+				fprintf(p->out, " (%s)", M(kind));
 			}
 			fputs("\n", p->out);
 		}
@@ -1514,7 +1475,9 @@ static void section_guidance(struct pm *p)
 			k++;
 			fprintf(p->out, "- [ ] **%s:** ", M(key));
 			put(p, g->text, 600);
-			fprintf(p->out, " (`%s`) — %s\n", g->id, M("a.owner"));
+			fputs(" (", p->out);
+			code(p, g->id);
+			fprintf(p->out, ") — %s\n", M("a.owner"));
 		}
 	}
 	fprintf(p->out, "- [ ] %s — %s\n\n", M("a.review"), M("a.owner"));
@@ -1592,9 +1555,10 @@ static void section_coverage(struct pm *p)
 			fputs(" | ", out);
 			put(p, (const char *)sqlite3_column_text(q, 1), 80);
 			fprintf(out, " | %lld | ", sqlite3_column_int64(q, 2));
-			iq_md_ref(out, (const char *)sqlite3_column_text(q, 0), sqlite3_column_int64(q, 3));
-			fputs(" | ", out);
 			const char *ex = (const char *)sqlite3_column_text(q, 4);
+			iq_refs_cite(out, iq_refs_add(&p->refs, (const char *)sqlite3_column_text(q, 0),
+						      sqlite3_column_int64(q, 3), 1, "", ex, NULL));
+			fputs(" | ", out);
 			put(p, ex ? ex : "", 120);
 			fputs(" |\n", out);
 		}
@@ -1634,9 +1598,9 @@ static void section_coverage(struct pm *p)
 		const char *what = iq_msg(p->lang, key);
 		if (strcmp(what, key) == 0)
 			what = M("tshow.inherited");
-		fprintf(out, "- %lld %s (`", nhow, what);
-		put(p, how, 32);
-		fputs("`).\n", out);
+		fprintf(out, "- %lld %s (", nhow, what);
+		code(p, how);
+		fputs(").\n", out);
 	}
 	if (hows)
 		fputc('\n', out);
@@ -1722,7 +1686,10 @@ int iq_render_postmortem(json_t *doc, struct iq_store *s, const struct iq_report
 	struct iq_report_opts def = {0};
 	if (!o)
 		o = &def;
-	struct pm pm = {out, doc, NULL, s, o->lang && strcmp(o->lang, "tr") == 0 ? "tr" : "en", NULL, o, NULL};
+	struct pm pm = {out, doc, NULL, s, o->lang && strcmp(o->lang, "tr") == 0 ? "tr" : "en", NULL, o, NULL,
+			{0}};
+	iq_refs_init(&pm.refs);
+	iq_refs_set_bundles(&pm.refs, json_object_get(json_object_get(doc, "bundle"), "paths"));
 	struct pm *p = &pm;
 	size_t i;
 	json_t *e;
@@ -1766,8 +1733,13 @@ int iq_render_postmortem(json_t *doc, struct iq_store *s, const struct iq_report
 	}
 	section_coverage(p);
 	section_reproduce(p);
-	iq_tpl_appendix(out, pm.scan, pm.lang);
+	iq_tpl_appendix(out, pm.scan, pm.lang, &pm.refs);
 	iq_tpl_scan_free(pm.scan);
+	iq_refs_table(out, &pm.refs, pm.lang);
+	if (o->refs_out)
+		*o->refs_out = pm.refs;
+	else
+		iq_refs_release(&pm.refs);
 	if (own_used)
 		iq_rules_release(&own);
 	return ferror(out) ? IQ_ERR_INPUT : 0;
@@ -1784,7 +1756,7 @@ int iq_render_md(json_t *doc, struct iq_store *s, const char *lang, FILE *out)
 		dir = iq_xmalloc(n + 8);
 		snprintf(dir, n + 8, "%.*s/charts", (int)n, slash ? db : ".");
 	}
-	struct iq_report_opts o = {lang, dir, "charts", NULL};
+	struct iq_report_opts o = {lang, dir, "charts", NULL, NULL};
 	int rc = iq_render_postmortem(doc, s, &o, out);
 	free(dir);
 	return rc;

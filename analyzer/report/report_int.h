@@ -38,8 +38,8 @@ const char *iq_basis_tr(const char *en);
 
 /* Escaped inline text (iq_md_escape) written to out. */
 void iq_md_put(FILE *out, const char *s, size_t max);
-/* A bundle path and line as inline code `file:line`, safe in tables. */
-void iq_md_ref(FILE *out, const char *file, long long line);
+/* s as a code span (iq_md_code) written to out. */
+void iq_md_codeput(FILE *out, const char *s, size_t max, int in_table);
 /* Time of member k of o (RFC 3339) in UTC ns, or IQ_TIME_NONE. */
 int64_t iq_json_time(json_t *o, const char *k);
 /* The clock offset of node from doc's clock_skew (node minus reference),
@@ -47,6 +47,40 @@ int64_t iq_json_time(json_t *o, const char *k);
 /* "6 min 52 s" in lang into out (size IQ_DUR_BUF). */
 #define IQ_DUR_BUF 64
 char *iq_fmt_dur(int64_t ns, const char *lang, char *out);
+
+/* ---- refs.c: the evidence the postmortem cites ---- */
+
+struct iq_ref {
+	char *file;           /* path as in the database ("b.tgz!x/y.log") */
+	long long line, nlines;
+	char *time, *text;    /* "" when unknown */
+	char *summary;        /* NULL when none */
+};
+struct iq_refs {
+	struct iq_ref *r;     /* r[k] is E(k+1) */
+	size_t n, cap;
+	char **prefix;        /* the bundles' file names */
+	size_t nprefix;
+};
+void iq_refs_init(struct iq_refs *rs);
+void iq_refs_release(struct iq_refs *rs);
+/* The number (E<n>, from 1) of the cited line file:line, added at the end
+ * when it is new; 0 (nothing cited) for an empty file. Strings are copied. */
+size_t iq_refs_add(struct iq_refs *rs, const char *file, long long line, long long nlines,
+		   const char *time, const char *text, const char *summary);
+/* The same for an evidence object {file, line, nlines, time, text, summary}. */
+size_t iq_refs_add_json(struct iq_refs *rs, json_t *ev);
+/* Writes the citation of E<n>: "[En](#en)", or "–" for 0. */
+void iq_refs_cite(FILE *out, size_t n);
+/* The bundles the paths start with (findings' bundle.paths). */
+void iq_refs_set_bundles(struct iq_refs *rs, json_t *paths);
+/* file relative to its bundle's root when there is one bundle (the name
+ * says nothing then), else file itself. Borrowed from file. */
+const char *iq_refs_rel(const struct iq_refs *rs, const char *file);
+/* The file name of a path ("/x/y/b.tar.gz" -> "b.tar.gz"). Caller frees. */
+char *iq_base_name(const char *path);
+/* The evidence section: one row per reference, in number order. */
+void iq_refs_table(FILE *out, const struct iq_refs *rs, const char *lang);
 
 /* ---- charts.c / svg.c ---- */
 
@@ -134,7 +168,7 @@ size_t iq_tpl_scan_ts_how(struct iq_tpl_scan *sc, size_t i, const char **how, lo
 /* The unexplained-errors appendix: error and warning records no signal
  * explained, grouped into templates (bounded memory), the top ones as a
  * table. */
-void iq_tpl_appendix(FILE *out, struct iq_tpl_scan *sc, const char *lang);
+void iq_tpl_appendix(FILE *out, struct iq_tpl_scan *sc, const char *lang, struct iq_refs *refs);
 /* How many records the read kept (and, in *overflow when not NULL, how
  * many of them fell outside the templates kept). */
 long iq_tpl_scan_records(struct iq_tpl_scan *sc, long *overflow);

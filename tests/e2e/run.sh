@@ -1,9 +1,21 @@
 #!/bin/sh
-# run.sh BIN: every end-to-end test of the binary. Each suite prints its own
-# "N passed, N failed" line; the last line sums them.
+# run.sh BIN [COLLECT]: every end-to-end test of the binary. Each suite
+# prints its own "N passed, N failed" line. With COLLECT (the Makefile's
+# $(O)/tests/collect) the suites run BIN through it, and at the end every
+# findings.json an analyze wrote is checked against the schema
+# (schema/findings.schema.json).
 bin=$1
 export TZ=UTC LC_ALL=C
 status=0
+if [ -n "$2" ]; then
+  case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
+  IQ_REAL_BIN=$bin
+  IQ_COLLECT=$(mktemp -d)
+  export IQ_REAL_BIN IQ_COLLECT
+  trap 'rm -rf "$IQ_COLLECT"' EXIT
+  bin=$2
+  case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
+fi
 sh tests/e2e/parsers.sh "$bin" || status=1
 sh tests/e2e/errors.sh "$bin" || status=1
 sh tests/e2e/manpage.sh "$bin" || status=1
@@ -20,4 +32,13 @@ python3 tests/e2e/edges.py "$bin" || status=1
 sh tests/e2e/zones.sh "$bin" || status=1
 sh tests/e2e/summaries.sh "$bin" || status=1
 sh tests/e2e/hostile.sh "$bin" || status=1
+if [ -n "$IQ_COLLECT" ]; then
+  n=$(ls "$IQ_COLLECT" | wc -l)
+  if [ "$n" -lt 20 ]; then
+    echo "schema: FAIL: only $n findings.json collected"; status=1
+  else
+    echo "schema: checking the $n findings.json the suites wrote"
+    python3 tests/tools/schema_check.py schema/findings.schema.json "$IQ_COLLECT" || status=1
+  fi
+fi
 exit $status

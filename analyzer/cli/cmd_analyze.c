@@ -203,6 +203,7 @@ int iq_cmd_analyze(int argc, char **argv)
 		rc = IQ_EXIT_INTERNAL;
 		goto out;
 	}
+	iq_report_guidance(doc, &rs);
 	if (iq_interrupted()) {
 		iq_errorf("interrupted; no output written, rerun to finish");
 		rc = IQ_EXIT_INTERRUPTED;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../report/report.h"
+#include "../rules/rules.h"
 #include "cli.h"
 
 struct report_ctx {
@@ -83,8 +84,13 @@ int iq_cmd_report(int argc, char **argv)
 		iq_store_close(s);
 		return IQ_EXIT_INPUT;
 	}
+	/* the packs built in: their guidance, titles and report texts */
+	struct iq_ruleset rs;
+	iq_rules_init(&rs);
+	int have_rs = iq_rules_load_builtin(&rs, &d) == 0;
+	iq_report_guidance(doc, have_rs ? &rs : NULL);
 	char *charts = out && strcmp(format, "md") == 0 ? charts_beside(out) : NULL;
-	struct report_ctx c = {doc, s, format, {lang, charts, "charts", NULL, NULL}};
+	struct report_ctx c = {doc, s, format, {lang, charts, "charts", have_rs ? &rs : NULL, NULL}};
 	if (out) {
 		if (iq_write_atomic(out, render, &c, &d)) {
 			iq_errorf("%s", d.msg);
@@ -95,6 +101,7 @@ int iq_cmd_report(int argc, char **argv)
 		rc = IQ_EXIT_INPUT;
 	}
 	free(charts);
+	iq_rules_release(&rs);
 	json_decref(doc);
 	iq_store_close(s);
 	return rc;

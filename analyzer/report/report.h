@@ -30,6 +30,12 @@ json_t *iq_report_build(struct iq_store *s, struct iq_diag *d);
  * last (or the end of the outage); clipped to the records' time span. */
 json_t *iq_incident_window(struct iq_store *s, json_t *patterns);
 
+/* Adds to each pattern of doc the guidance its pack's items call for
+ * ("guidance": [{id, phase, when, why, holds}]): an item's "when" read over
+ * the pattern's findings (signals, boundaries, conditions, the questions'
+ * data). rs: the packs that ran (NULL adds nothing). */
+void iq_report_guidance(json_t *doc, const struct iq_ruleset *rs);
+
 /* Writes findings.json. */
 int iq_render_json(json_t *doc, FILE *out);
 

@@ -48,6 +48,29 @@ int64_t iq_json_time(json_t *o, const char *k);
 #define IQ_DUR_BUF 64
 char *iq_fmt_dur(int64_t ns, const char *lang, char *out);
 
+/* ---- story.c: which pattern the postmortem tells, in the pack's words ---- */
+
+struct iq_pack;
+/* The report the postmortem is written as: of the packs' "reports", the
+ * one with the highest priority whose verdict its pattern reached. Sets
+ * *pat (the finding), *pack and *report (the pack's JSON, borrowed);
+ * returns 0 (all NULL) when none holds: no known incident pattern. */
+int iq_report_primary(json_t *doc, const struct iq_ruleset *rs, json_t **pat,
+		      const struct iq_pack **pack, json_t **report);
+/* The value at path in the finding pat ("a.b.0.c": members, array
+ * indexes, array elements by "id", "*" maps the rest over an array), or in
+ * another pattern of doc with "@ID." first. New reference, or NULL. */
+json_t *iq_finding_path(json_t *doc, json_t *pat, const char *path);
+/* Evaluates a when expression over the finding pat (signal:, boundary:,
+ * condition:[=false|null], data:QUESTION.KEY[OP VALUE]); every term read is
+ * appended to terms ({term, value, holds}) when it is not NULL. 1 or 0 (a
+ * syntax error is 0). */
+int iq_finding_when(json_t *doc, json_t *pat, const char *when, json_t *terms);
+/* Appends a report text (one template {en, tr, when?} or a list: the first
+ * whose when holds and whose placeholders all resolve) to out, Markdown-
+ * escaped when md is set. 1 when one was written, else 0. */
+int iq_report_text(struct iq_buf *out, json_t *tmpl, json_t *doc, json_t *pat, const char *lang, int md);
+
 /* ---- refs.c: the evidence the postmortem cites ---- */
 
 struct iq_ref {

@@ -188,6 +188,38 @@ else bad "the schema check passes broken findings"; fi
 if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d['schema_version'] == 1 and d['timeline_total'] == 595 and d['timeline_truncated'] is True and len(d['timeline']) == 500 and d['bundle']['names'] == ['sample-bundle.tar.gz']))" "$tmp/en/findings.json"
 then ok; else bad "findings.json: schema_version, timeline_total/truncated or bundle.names"; fi
 
+# guidance called for by answers: the demo's engine pages its KV cache and
+# its restarts were staggered, so neither of those items is called for; each
+# item that is says why; and the self-check catches an item that contradicts
+if python3 - "$tmp/en/findings.json" "$tmp/en/postmortem.md" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = [x for x in d["patterns"] if x["id"] == "gpu-oom-cascade"][0]
+ids = [g["id"] for g in p["guidance"]]
+q = {x["id"]: x["data"] for x in p["questions"]}
+assert q["paged-attention"]["enabled"] is True and q["recovery"]["thundering_herd"] is False, q
+assert "adopt-paged-attention" not in ids and "stagger-restarts" not in ids, ids
+assert ids == ["rate-limit-429", "lower-context-and-batch", "admission-control", "vram-headroom",
+               "gpu-aware-autoscaling", "adversarial-load-tests"], ids
+g = p["guidance"][3]
+assert g["holds"] == [{"term": "signal:cuda-oom", "value": True},
+                      {"term": "condition:static-vram-preallocation", "value": True},
+                      {"term": "condition:no-expandable-segments", "value": True}], g
+md = open(sys.argv[2], encoding="utf-8").read()
+assert "paged attention" not in md.split("## Containment")[1].split("## Lessons")[0], "paged attention guidance printed"
+PY
+then ok; else bad "guidance called for by the demo's answers"; fi
+python3 - "$tmp/en/findings.json" "$tmp/contra.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = [x for x in d["patterns"] if x["id"] == "gpu-oom-cascade"][0]
+p["guidance"].append({"id": "adopt-paged-attention", "phase": "remediation", "when": "x", "why": "x",
+                      "holds": [{"term": "x", "value": True}]})
+json.dump(d, open(sys.argv[2], "w"))
+PY
+if python3 tests/e2e/guidance_check.py "$tmp/contra.json" | grep -q 'adopt-paged-attention is called for'; then ok
+else bad "the guidance self-check misses a contradiction"; fi
+
 # the other formats
 if "$bin" report --db "$tmp/en/inquest.db" --format json > "$tmp/f.json" &&
    cmp -s "$tmp/f.json" "$tmp/en/findings.json"; then ok; else bad "report --format json differs from findings.json"; fi

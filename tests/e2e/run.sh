@@ -32,6 +32,7 @@ python3 tests/e2e/edges.py "$bin" || status=1
 sh tests/e2e/zones.sh "$bin" || status=1
 sh tests/e2e/summaries.sh "$bin" || status=1
 sh tests/e2e/hostile.sh "$bin" || status=1
+python3 tests/e2e/stories.py "$bin" --devset || status=1
 if [ -n "$IQ_COLLECT" ]; then
   n=$(ls "$IQ_COLLECT" | wc -l)
   if [ "$n" -lt 20 ]; then
@@ -40,5 +41,8 @@ if [ -n "$IQ_COLLECT" ]; then
     echo "schema: checking the $n findings.json the suites wrote"
     python3 tests/tools/schema_check.py schema/findings.schema.json "$IQ_COLLECT" || status=1
   fi
+  # no guidance any of them calls for contradicts its answers; nor on the
+  # devset bundles, when ../shared is there
+  python3 tests/e2e/guidance_check.py --devset "$IQ_REAL_BIN" "$IQ_COLLECT" || status=1
 fi
 exit $status

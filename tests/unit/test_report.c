@@ -566,7 +566,8 @@ static char *limits_section(const char *doc_text, const char *lang, const char *
 	json_decref(doc);
 	char *h = strstr(buf, head);
 	assert_non_null(h);
-	char *end = strstr(h + 3, "\n## ");
+	/* a section up to the next; the document's title, the whole of it */
+	char *end = h[1] == ' ' ? NULL : strstr(h + 3, "\n## ");
 	if (end)
 		*end = '\0';
 	char *sec = strdup(h);
@@ -597,11 +598,17 @@ static void test_limits_section_says_what_could_not_be_computed(void **state)
 	assert_non_null(strstr(m, "tamamlanan en büyük batch: 47; 8'in katına aşağı yuvarlandı: 40"));
 	assert_null(strstr(m, "uçuştaki resim")); /* no vision rows without a request log */
 	free(m);
-	/* no CUDA OOM death: one sentence, nothing proposed */
-	m = limits_section("{\"patterns\": [{\"id\": \"gpu-oom-cascade\", \"verdict\": \"not_detected\","
+	/* a GPU OOM without limits: one sentence, nothing proposed */
+	m = limits_section("{\"patterns\": [{\"id\": \"gpu-oom-cascade\", \"verdict\": \"oom_no_cascade\","
 			   " \"limits\": null}]}", "en", "## Memory limits measured in the bundle");
 	assert_non_null(strstr(m, "No worker died of a CUDA OOM, so the bundle measured no memory limit"));
 	assert_null(strstr(m, "Settings to propose"));
+	free(m);
+	/* no pattern holds: no limits section at all, what was checked instead */
+	m = limits_section("{\"patterns\": [{\"id\": \"gpu-oom-cascade\", \"verdict\": \"not_detected\","
+			   " \"limits\": null}]}", "en", "# Postmortem: no known incident pattern found");
+	assert_null(strstr(m, "## Memory limits"));
+	assert_non_null(strstr(m, "## What was checked"));
 	free(m);
 }
 

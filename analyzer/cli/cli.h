@@ -32,6 +32,7 @@ int iq_cmd_timeline(int argc, char **argv);
 int iq_cmd_detect(int argc, char **argv);
 int iq_cmd_parse(int argc, char **argv);
 int iq_cmd_rules(int argc, char **argv);
+int iq_cmd_show(int argc, char **argv);
 int iq_cmd_help(int argc, char **argv);
 
 const struct iq_command *iq_command_find(const char *name);

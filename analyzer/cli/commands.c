@@ -65,6 +65,11 @@ static const struct iq_command commands[] = {
 	 "matching line of plain files ('-' is stdin); --explain adds captures.\n"
 	 "PACK is a file or directory of packs (rules/README.md); without one the\n"
 	 "packs built into the binary are used."},
+	{"show", iq_cmd_show, "show REF [-C N] [--db FILE] [--bundle PATH] [--rules PATH]...",
+	 "Print a line the postmortem cites, with N lines of context (default 3):\n"
+	 "REF is E12 (its evidence table) or PATH:LINE. Read from the bundle\n"
+	 "(nested archives and .gz members too) when it is found, else from the\n"
+	 "database. --db defaults to ./inquest.db (the folder analyze wrote)."},
 	{"help", iq_cmd_help, "help [COMMAND]", "Show this help, or one command's."},
 };
 

@@ -33,7 +33,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
 
 SCHEMA  := $(sort $(wildcard schema/0*.sql))
 
-.PHONY: all deps check-deps demo test unit e2e rules-test check tsan clean install golden
+.PHONY: all deps check-deps demo test unit e2e rules-test check tsan clean install golden test-browser
 all: $(BIN)
 
 $(BIN): $(MAINOBJ) $(LIBOBJS)
@@ -100,6 +100,14 @@ unit: $(UNIT_BINS)
 
 rules-test: $(BIN)
 	./$(BIN) rules test
+
+# postmortem.html in a real browser: installs Debian's chromium when it is
+# missing, then runs the browser suite (make test runs it too when chromium
+# is there, and says it skipped otherwise).
+test-browser: deps
+	$(call install_missing,chromium)
+	@$(MAKE) --no-print-directory all
+	TZ=UTC LC_ALL=C python3 tests/e2e/browser.py $(BIN)
 
 # The suites run the binary through $(O)/tests/collect, which keeps a copy
 # of every findings.json they make for the schema check at the end.

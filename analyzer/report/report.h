@@ -60,6 +60,11 @@ int iq_render_postmortem(json_t *doc, struct iq_store *s, const struct iq_report
  * database file (where `inquest analyze` writes postmortem.md), and the
  * built-in packs supply titles and guidance. */
 int iq_render_md(json_t *doc, struct iq_store *s, const char *lang, FILE *out);
+/* Writes postmortem.html from the postmortem's Markdown (md, n bytes, as
+ * iq_render_postmortem wrote it): one self-contained page, the charts of
+ * charts_dir (NULL: none) inline as SVG, no script and no request (a
+ * Content-Security-Policy says so to the browser). */
+int iq_render_html(const char *md, size_t n, const char *lang, const char *charts_dir, FILE *out);
 /* Writes the short terminal summary (verdict, first OOM, order, impact,
  * top evidence); text from the bundle is escaped for the terminal. */
 int iq_render_text(json_t *doc, const char *lang, FILE *out);

@@ -231,7 +231,12 @@ static void tpl_db_make(struct tpl_db *t, const char *path, int n,
 	static const char *const hows[] = {"explicit", "explicit", "explicit", "year_inferred", "assumed_utc",
 					   "inherited", "none"};
 	struct iq_diag d = {{0}};
-	snprintf(t->path, sizeof t->path, "%s", path);
+	/* a name of this process: other checkouts may run the same test at once */
+	if (strcmp(path, ":memory:") != 0)
+		snprintf(t->path, sizeof t->path, "%s.%ld", path, (long)getpid());
+	else
+		snprintf(t->path, sizeof t->path, "%s", path);
+	path = t->path;
 	if (strcmp(path, ":memory:") != 0)
 		unlink(path);
 	assert_int_equal(iq_store_open(path, 0, &t->s, &d), 0);

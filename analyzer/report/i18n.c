@@ -184,9 +184,9 @@ static const struct msg catalogue[] = {
 	{"tl.quiet", "%s without events", "%s boyunca olay yok"},
 
 	{"chart.intro",
-	 "Each chart is drawn twice: as a Mermaid block (GitHub and GitLab draw it; at most 60 points) "
+	 "Each chart is drawn twice: as a Mermaid block (GitHub and GitLab draw it; at most 30 points) "
 	 "and as an SVG file in charts/ with axes, units and a legend.",
-	 "Her grafik iki kez çizilir: Mermaid bloğu olarak (GitHub ve GitLab çizer; en çok 60 nokta) ve "
+	 "Her grafik iki kez çizilir: Mermaid bloğu olarak (GitHub ve GitLab çizer; en çok 30 nokta) ve "
 	 "charts/ klasöründe eksenleri, birimleri ve açıklaması olan bir SVG dosyası olarak."},
 	{"chart.nodata", "The bundle has no GPU samples or load-balancer requests to chart.",
 	 "Pakette grafiği çizilecek GPU örneği ya da yük dengeleyici isteği yok."},
@@ -195,7 +195,11 @@ static const struct msg catalogue[] = {
 	{"chart.marks", "CUDA OOM deaths at", "CUDA OOM ölümleri:"},
 	{"chart.legend.oom", "CUDA OOM death", "CUDA OOM ölümü"},
 	{"chart.gpu.title", "GPU memory used per GPU", "GPU başına kullanılan bellek"},
-	{"chart.gpu.y", "memory used (% of total)", "kullanılan bellek (toplamın %'si)"},
+	{"chart.gpu.y", "memory used (%% of total, from %.0f %%)", "kullanılan bellek (toplamın %%'si, %%%.0f'den)"},
+	{"chart.gpu.below", "Below %.0f %% the GPU's worker is dead or loading: drawn at the axis's foot",
+	 "%%%.0f altında GPU'nun worker'ı ölü ya da yükleniyor: eksenin dibinde çizildi"},
+	{"chart.5xx.other", "other 5xx", "diğer 5xx"},
+	{"chart.stacked", "Bars, stacked from the bottom:", "Çubuklar, alttan üste:"},
 	{"chart.gpu.series", "GPU %ld on %s", "GPU %ld (%s)"},
 	{"chart.gpu.full", "100 % (full)", "%100 (dolu)"},
 	{"chart.5xx.title", "Load balancer 5xx responses per minute", "Dakika başına yük dengeleyici 5xx yanıtları"},

@@ -110,7 +110,7 @@ void iq_refs_table(FILE *out, const struct iq_refs *rs, const char *lang);
 #define IQ_CHART_SERIES 8
 #define IQ_CHART_MARKS 48
 #define IQ_CHART_MAX_BUCKETS 240
-#define IQ_MERMAID_POINTS 60
+#define IQ_MERMAID_POINTS 30
 
 struct iq_series {
 	char name[96];
@@ -134,7 +134,10 @@ struct iq_chart {
 	size_t nb;
 	struct iq_series *ser;
 	size_t nser;
-	double ymax;
+	double ymin, ymax;    /* the value axis; values below ymin sit at its foot */
+	int stacked;          /* bars: the series stacked, one colour each */
+	int panels;           /* lines: one panel per series (small multiples) */
+	char below_label[96]; /* what a value below ymin means, or "" */
 	double hline;         /* a reference line (100 %), or < 0 for none */
 	char hline_label[48];
 	struct iq_mark marks[IQ_CHART_MARKS];

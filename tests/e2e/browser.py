@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """browser.py BIN: postmortem.html in a real browser (Debian's chromium,
-headless). On the sample bundle (and on the hostile bundle of inert.py,
-when given with --hostile DIR): the page as Chromium builds it has the
+headless). On the sample bundle and on the hostile bundle of inert.py: the page as Chromium builds it has the
 postmortem's headings and every table row as GitHub renders the Markdown
 (cmark-gfm), every [E12] link lands on its row of the evidence table, the
 four charts are inline SVG and drawn (their PNG has the palette's colours),
@@ -185,6 +184,14 @@ def chart_checks(name, dom, tmp, shots):
         check(ok and drawn > 500, name + ": chart %d is drawn" % k, "coloured pixels: %d" % drawn)
 
 
+def html_text(dom):
+    """The text of a page, as a reader sees it."""
+    t = mdtext.Text()
+    t.feed("<body" + dom.split("<body", 1)[-1])
+    t.flush()
+    return "\n".join(t.lines)
+
+
 def main():
     global passed
     bin_ = os.path.abspath(sys.argv[1])
@@ -204,9 +211,17 @@ def main():
         if shots:
             chrome(["--window-size=1280,2400", "--screenshot=" + os.path.join(shots, "postmortem-top.png"),
                     "file://" + os.path.join(out, "postmortem.html")], tmp)
-        if "--hostile" in sys.argv:
-            d = sys.argv[sys.argv.index("--hostile") + 1]
-            page_checks("hostile", os.path.join(d, "postmortem.html"), os.path.join(d, "postmortem.md"), tmp, True)
+        # the hostile bundle of inert.py: its markup, links and escapes stay text
+        import inert
+        hb = os.path.join(tmp, "hostile.tar.gz")
+        inert.make_hostile(hb)
+        hout = os.path.join(tmp, "hostile")
+        subprocess.run([bin_, "analyze", hb, "-o", hout, "--quiet"], check=True)
+        hdom = page_checks("hostile", os.path.join(hout, "postmortem.html"), os.path.join(hout, "postmortem.md"), tmp, True)
+        check("<script>document.title='PWNED'</script>" in html_text(hdom), "hostile: the payload shows as text")
+        if shots:
+            chrome(["--window-size=1280,2400", "--screenshot=" + os.path.join(shots, "hostile-top.png"),
+                    "file://" + os.path.join(hout, "postmortem.html")], tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("browser: %d passed, %d failed" % (passed, failed))

@@ -35,6 +35,7 @@ sh tests/e2e/hostile.sh "$bin" || status=1
 python3 tests/e2e/stories.py "$bin" --devset || status=1
 python3 tests/e2e/show.py "$bin" || status=1
 python3 tests/e2e/charts.py "$bin" || status=1
+python3 tests/e2e/inert.py "$bin" || status=1
 python3 tests/e2e/browser.py "$bin" || status=1
 if [ -n "$IQ_COLLECT" ]; then
   n=$(ls "$IQ_COLLECT" | wc -l)

@@ -7,41 +7,13 @@
 
 #include "report_int.h"
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t u8len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len;
-	unsigned cp, min;
-	if (c < 0x80)
-		return 1;
-	if ((c & 0xE0) == 0xC0)
-		len = 2, cp = c & 0x1F, min = 0x80;
-	else if ((c & 0xF0) == 0xE0)
-		len = 3, cp = c & 0x0F, min = 0x800;
-	else if ((c & 0xF8) == 0xF0)
-		len = 4, cp = c & 0x07, min = 0x10000;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		return 0;
-	return len;
-}
-
 int iq_text_clean(struct iq_buf *b, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc;) {
 		unsigned char c = u[i];
-		size_t l = u8len(u + i, n - i);
+		size_t l = iq_utf8_len(u + i, n - i);
 		if (c == '\t') {
 			rc = iq_buf_addc(b, ' ');
 		} else if (c < 0x20) {

@@ -18,6 +18,12 @@ static const char *str(json_t *o, const char *k)
 	return s ? s : "";
 }
 
+/* The pack of a pattern's finding p, or NULL. */
+static const struct iq_pack *pack_of(const struct iq_ruleset *rs, json_t *p)
+{
+	return rs ? iq_rules_find(rs, str(p, "id")) : NULL;
+}
+
 static json_t *pattern_of(json_t *doc, const char *id, size_t n)
 {
 	size_t i;
@@ -40,10 +46,8 @@ int iq_report_primary(json_t *doc, const struct iq_ruleset *rs, json_t **pat,
 	size_t i;
 	json_t *p;
 	json_array_foreach(json_object_get(doc, "patterns"), i, p) {
-		const struct iq_pack *pk = rs ? iq_rules_find(rs, str(p, "id")) : NULL;
-		if (!pk)
-			continue;
-		for (size_t k = 0; k < iq_pack_item_count(pk, "reports"); k++) {
+		const struct iq_pack *pk = pack_of(rs, p);
+		for (size_t k = 0; pk && k < iq_pack_item_count(pk, "reports"); k++) {
 			json_t *r = iq_pack_item(pk, "reports", k);
 			long prio = (long)json_integer_value(json_object_get(r, "priority"));
 			if (strcmp(iq_item_str(r, "verdict"), str(p, "verdict")) != 0)
@@ -351,7 +355,7 @@ void iq_report_guidance(json_t *doc, const struct iq_ruleset *rs)
 	size_t i;
 	json_t *p;
 	json_array_foreach(json_object_get(doc, "patterns"), i, p) {
-		const struct iq_pack *pk = rs ? iq_rules_find(rs, str(p, "id")) : NULL;
+		const struct iq_pack *pk = pack_of(rs, p);
 		if (!pk)
 			continue;
 		json_t *list = json_array();

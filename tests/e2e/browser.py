@@ -22,10 +22,10 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mdtext  # noqa: E402
+from tally import Tally  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SAMPLE = os.path.join(ROOT, "fixtures", "sample", "sample-bundle.tar.gz")
-passed = failed = 0
 CHROME = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-default-apps",
@@ -33,13 +33,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--host-resolver-rules=MAP * ~NOTFOUND"]
 
 
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("browser: FAIL: %s%s" % (what, (": " + str(detail)[:400]) if detail else ""))
+T = Tally("browser")
+check = T.check
 
 
 def chrome(args, tmp):
@@ -193,7 +188,6 @@ def html_text(dom):
 
 
 def main():
-    global passed
     bin_ = os.path.abspath(sys.argv[1])
     if not CHROME:
         print("browser: skipped: chromium is not installed (make test-browser installs it and runs this)")
@@ -224,8 +218,7 @@ def main():
                     "file://" + os.path.join(hout, "postmortem.html")], tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("browser: %d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    T.done()
 
 
 if __name__ == "__main__":

@@ -16,18 +16,14 @@ import tempfile
 import xml.dom.minidom
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from tally import Tally  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SAMPLE = os.path.join(ROOT, "fixtures", "sample", "sample-bundle.tar.gz")
-passed = failed = 0
 
 
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("charts: FAIL: %s%s" % (what, (": " + str(detail)[:300]) if detail else ""))
+T = Tally("charts")
+check = T.check
 
 
 def texts(doc):
@@ -103,8 +99,7 @@ def main():
             check("activeTaskBkgColor" in first and "#5aa55a" in first and "compact" in first,
                   "mermaid gantt: the SVG's colours, one row a pod", first)
     subprocess.run(["rm", "-rf", tmp])
-    print("charts: %d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    T.done()
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mdtext  # noqa: E402
+from tally import Tally  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SAMPLE = os.path.join(ROOT, "fixtures", "sample", "sample-bundle.tar.gz")
@@ -66,16 +67,10 @@ def make_hostile(out):
         f.write(gzip.compress(buf.getvalue(), mtime=0))
 
 
-passed = failed = 0
 
 
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("inert: FAIL: %s%s" % (what, (": " + str(detail)[:300]) if detail else ""))
+T = Tally("inert")
+check = T.check
 
 
 class Elems(html.parser.HTMLParser):
@@ -195,8 +190,7 @@ def main():
         print("inert: bundle kept at %s" % out)
     if not os.environ.get("INERT_KEEP"):
         subprocess.run(["rm", "-rf", tmp])
-    print("inert: %d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    T.done()
 
 
 if __name__ == "__main__":

@@ -20,20 +20,15 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mdtext  # noqa: E402
+from tally import Tally  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BIN = os.path.abspath(sys.argv[1])
 SAMPLE = os.path.join(ROOT, "fixtures", "sample", "sample-bundle.tar.gz")
-passed = failed = 0
 
 
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("show: FAIL: %s%s" % (what, (": " + detail[:300]) if detail else ""))
+T = Tally("show")
+check = T.check
 
 
 def lines_of(path):
@@ -118,8 +113,7 @@ def main():
     check(show("E1", "--db", os.path.join(tmp, "none.db")).returncode == 3, "no database")
     check(show("E1", "--db", db, "-C", "x").returncode == 2, "-C takes a number")
     subprocess.run(["rm", "-rf", tmp])
-    print("show: %d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    T.done()
 
 
 if __name__ == "__main__":

@@ -15,10 +15,11 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from tally import Tally  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GEN = os.path.join(ROOT, "fixtures", "gen", "make_bundle.py")
 BIN = os.path.abspath(sys.argv[1])
-passed = failed = 0
 
 # words only a GPU OOM report says
 GPU_WORDS = ["CUDA out-of-memory error killed", "Failure order", "Memory limits measured",
@@ -35,13 +36,8 @@ ORDER = ["gpu-oom-cascade/confirmed", "gpu-oom-cascade/oom_no_cascade", "gpu-oom
          "host-memory-oom/confirmed", "gpu-oom-cascade/ruled_out_host_oom", "gpu-hardware-fault/confirmed"]
 
 
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("stories: FAIL: %s%s" % (what, (": " + detail) if detail else ""))
+T = Tally("stories")
+check = T.check
 
 
 def expected_title(findings):
@@ -156,8 +152,7 @@ def main():
             devset(tmp)
     finally:
         subprocess.run(["rm", "-rf", tmp])
-    print("stories: %d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    T.done()
 
 
 if __name__ == "__main__":

@@ -156,10 +156,10 @@ static const struct msg catalogue[] = {
 
 	{"tl.intro",
 	 "The pattern's signals and boundaries, the phase markers, the 5xx surge and the restarts, "
-	 "merged across sources in UTC; each row links its evidence as `file:line`. Runs of the same "
+	 "merged across sources in UTC; each row cites its line of the bundle as [E…] (the Evidence table). Runs of the same "
 	 "signal and quiet stretches are folded.",
 	 "Desenin sinyalleri ve sınırları, evre işaretleri, 5xx artışı ve yeniden başlatmalar; tüm "
-	 "kaynaklardan UTC olarak birleştirildi; her satır kanıtını `dosya:satır` olarak gösterir. Aynı "
+	 "kaynaklardan UTC olarak birleştirildi; her satır paketteki satırını [E…] olarak gösterir (Kanıtlar tablosu). Aynı "
 	 "sinyalin tekrarları ve sessiz aralıklar katlanmıştır."},
 	{"tl.skew", "Node times are corrected for the clock skew given under Coverage.",
 	 "Düğüm saatleri Kapsam bölümündeki saat kaymasına göre düzeltilmiştir."},

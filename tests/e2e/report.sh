@@ -33,6 +33,24 @@ for lang in en tr; do
 	python3 tests/e2e/mdtext.py "$out/postmortem.md" > "$out/postmortem.txt"
 	[ -n "$GOLDEN" ] && cp "$out/postmortem.txt" "$golden/postmortem.$lang.txt"
 	if diff -u "$golden/postmortem.$lang.txt" "$out/postmortem.txt"; then ok; else bad "rendered postmortem.$lang.md differs from the golden text"; fi
+	# postmortem.html (read here by Python's HTML parser; browser.py reads it
+	# in Chromium): the same headings and table rows as GitHub shows the Markdown
+	if python3 - "$out/postmortem.html" "$out/postmortem.md" <<'PY'
+import sys
+sys.path.insert(0, "tests/e2e")
+import mdtext
+page = open(sys.argv[1], encoding="utf-8").read()
+t = mdtext.Text()
+t.feed("<body" + page.split("<body", 1)[1])
+t.flush()
+want = mdtext.text_of(sys.argv[2]).lines
+pick = lambda ls: [l for l in ls if " | " in l]
+heads = [l for l in want if l.startswith("Postmortem") or l.startswith("Olay")]
+if pick(t.lines) != pick(want) or not heads or t.lines[0] != want[0] or page.count("<svg") != 4:
+    bad = next(((a, b) for a, b in zip(pick(t.lines), pick(want)) if a != b), None)
+    sys.exit("html differs: %r" % (bad,))
+PY
+	then ok; else bad "postmortem.$lang.html does not read as the Markdown"; fi
 	# code spans show no escapes: the time sources read as written
 	if grep -q '(`assumed_utc`)' "$out/postmortem.txt" && ! grep -q '\\_' "$out/postmortem.txt"; then ok
 	else bad "rendered postmortem.$lang.md shows backslashes in code"; fi

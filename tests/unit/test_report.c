@@ -660,6 +660,73 @@ static void test_limits_section_renders_vision(void **state)
 	free(m);
 }
 
+/* story.c: the when language over a finding, paths and templates */
+static const char story_doc[] =
+	"{\"patterns\": [{\"id\": \"p\", \"verdict\": \"confirmed\","
+	"  \"signals\": [{\"id\": \"cuda-oom\", \"present\": true}],"
+	"  \"conditions\": [{\"id\": \"fragmentation\", \"present\": true}, {\"id\": \"x\", \"present\": null},"
+	"   {\"id\": \"y\", \"present\": false}],"
+	"  \"questions\": [{\"id\": \"paged-attention\", \"data\": {\"enabled\": true, \"n\": 3}}],"
+	"  \"oom_events\": [{\"pod\": \"vllm|0\", \"tried_bytes\": 2147483648}, {\"pod\": \"vllm-1\"}, {\"pod\": \"vllm|0\"}]},"
+	" {\"id\": \"q\", \"verdict\": \"not_detected\", \"signals\": [{\"id\": \"s\", \"count\": 7}]}]}";
+
+static void test_story_when_reads_answers(void **state)
+{
+	(void)state;
+	json_t *doc = json_loads(story_doc, 0, NULL);
+	json_t *p = json_array_get(json_object_get(doc, "patterns"), 0);
+	const char *w = "(condition:fragmentation or signal:cuda-oom) and data:paged-attention.enabled=false";
+	assert_int_equal(iq_finding_when(doc, p, w, NULL), 0);
+	assert_int_equal(iq_finding_when(doc, p, "data:paged-attention.enabled=true", NULL), 1);
+	assert_int_equal(iq_finding_when(doc, p, "data:paged-attention.enabled", NULL), 1);
+	assert_int_equal(iq_finding_when(doc, p, "data:paged-attention.n>=3 and data:paged-attention.n<4", NULL), 1);
+	assert_int_equal(iq_finding_when(doc, p, "data:paged-attention.n>3", NULL), 0);
+	assert_int_equal(iq_finding_when(doc, p, "data:paged-attention.missing", NULL), 0);
+	assert_int_equal(iq_finding_when(doc, p, "condition:x=null and condition:y=false and not condition:y", NULL), 1);
+	assert_int_equal(iq_finding_when(doc, p, "condition:fragmentation=false", NULL), 0);
+	/* every term read is reported, with the value it read */
+	json_t *terms = json_array();
+	assert_int_equal(iq_finding_when(doc, p, "signal:cuda-oom and not data:paged-attention.enabled=false", terms), 1);
+	char *t = json_dumps(terms, JSON_COMPACT);
+	assert_string_equal(t, "[{\"term\":\"signal:cuda-oom\",\"value\":true,\"holds\":true},"
+			       "{\"term\":\"data:paged-attention.enabled=false\",\"value\":true,\"holds\":false}]");
+	free(t);
+	json_decref(terms);
+	json_decref(doc);
+}
+
+static void test_story_paths_and_templates(void **state)
+{
+	(void)state;
+	json_t *doc = json_loads(story_doc, 0, NULL);
+	json_t *p = json_array_get(json_object_get(doc, "patterns"), 0);
+	json_t *v = iq_finding_path(doc, p, "oom_events.*.pod");
+	char *t = json_dumps(v, JSON_COMPACT);
+	assert_string_equal(t, "[\"vllm|0\",\"vllm-1\",\"vllm|0\"]");
+	free(t);
+	json_decref(v);
+	v = iq_finding_path(doc, p, "@q.signals.s.count");
+	assert_int_equal(json_integer_value(v), 7);
+	json_decref(v);
+	assert_null(iq_finding_path(doc, p, "conditions.nope.present"));
+	/* the first template whose when holds and whose placeholders resolve,
+	 * values escaped for Markdown; a list joined, each value once */
+	json_t *tm = json_loads("[{\"when\": \"signal:nope\", \"en\": \"A\"},"
+				" {\"en\": \"B {oom_events.0.pod} {cascade.pods}\"},"
+				" {\"en\": \"C {oom_events.0.pod} {oom_events.0.tried_bytes|gib} {oom_events.*.pod|join}\", \"tr\": \"Ç\"}]",
+				0, NULL);
+	struct iq_buf b;
+	iq_buf_init(&b);
+	assert_int_equal(iq_report_text(&b, tm, doc, p, "en", 1), 1);
+	assert_string_equal(b.p, "C vllm\\|0 2.00 GiB vllm\\|0, vllm-1");
+	iq_buf_reset(&b);
+	assert_int_equal(iq_report_text(&b, tm, doc, p, "tr", 0), 1);
+	assert_string_equal(b.p, "Ç");
+	iq_buf_release(&b);
+	json_decref(tm);
+	json_decref(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -678,6 +745,8 @@ int main(void)
 		cmocka_unit_test(test_limit_arith_tr_redoes_each_setting),
 		cmocka_unit_test(test_limits_section_says_what_could_not_be_computed),
 		cmocka_unit_test(test_limits_section_renders_vision),
+		cmocka_unit_test(test_story_when_reads_answers),
+		cmocka_unit_test(test_story_paths_and_templates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1522,7 +1522,7 @@ static void section_coverage(struct pm *p)
 				break;
 			}
 			fputs("- ", out);
-			put(p, json_string_value(u), 300);
+			put(p, iq_refs_rel(&p->refs, json_string_value(u) ? json_string_value(u) : ""), 300);
 			fputc('\n', out);
 		}
 		fputc('\n', out);
@@ -1541,7 +1541,7 @@ static void section_coverage(struct pm *p)
 					M("col.example"));
 			any = 1;
 			fputs("| ", out);
-			put(p, (const char *)sqlite3_column_text(q, 0), 300);
+			put(p, iq_refs_rel(&p->refs, (const char *)sqlite3_column_text(q, 0)), 300);
 			fputs(" | ", out);
 			put(p, (const char *)sqlite3_column_text(q, 1), 80);
 			fprintf(out, " | %lld | ", sqlite3_column_int64(q, 2));
@@ -1565,7 +1565,7 @@ static void section_coverage(struct pm *p)
 				fprintf(out, "### %s\n\n", M("cov.problems"));
 			any = 1;
 			fputs("- ", out);
-			put(p, (const char *)sqlite3_column_text(q, 0), 300);
+			put(p, iq_refs_rel(&p->refs, (const char *)sqlite3_column_text(q, 0)), 300);
 			fputs(": ", out);
 			put(p, (const char *)sqlite3_column_text(q, 1), 300);
 			fputc('\n', out);

@@ -114,6 +114,8 @@ char *iq_base_name(const char *path)
 const char *iq_refs_rel(const struct iq_refs *rs, const char *file)
 {
 	/* with one bundle its name says nothing: the path inside it does */
+	if (!file)
+		return "";
 	if (rs->nprefix != 1)
 		return file;
 	size_t n = strlen(rs->prefix[0]);

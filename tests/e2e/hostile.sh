@@ -176,7 +176,7 @@ an text "$in/text.tar.gz"
 want_rc 0
 want_oom
 want_q "SELECT status FROM files WHERE path LIKE '%blob.bin'" binary
-if grep -qx -- '- text.tar.gz!bin/blob.bin' "$tmp/text/postmortem.md"; then ok; else ko "text: the coverage does not list the binary file"; fi
+if grep -qx -- '- bin/blob.bin' "$tmp/text/postmortem.md"; then ok; else ko "text: the coverage does not list the binary file"; fi
 want_q "SELECT length(CAST(text AS BLOB)) FROM records r JOIN files f ON f.id = r.file_id WHERE f.path LIKE '%nul.log' AND r.line = 2" 9
 want_q "SELECT count(DISTINCT m.record_id) FROM signal_matches m JOIN records r ON r.id = m.record_id JOIN files f ON f.id = r.file_id WHERE f.path LIKE '%nul.log' AND m.signal = 'cuda-oom'" 1
 want_q "SELECT count(*) FROM records WHERE text LIKE '%' || char(13) || '%'" 0

@@ -1636,37 +1636,55 @@ static void section_coverage(struct pm *p)
 
 /* ---- reproduce ---- */
 
+/* The SQL to check the figures; need says which report it belongs to:
+ * "oom" one with CUDA OOM events, "host-oom" one whose pattern has that
+ * finding, NULL every report. */
 static const struct {
 	const char *key;
 	const char *sql;
+	const char *need;
 } repro[] = {
 	{"rep.oom", "SELECT time, node, pod, file, line FROM timeline WHERE record_id IN"
-		    " (SELECT record_id FROM signal_matches WHERE signal = 'cuda-oom') ORDER BY ts"},
+		    " (SELECT record_id FROM signal_matches WHERE signal = 'cuda-oom') ORDER BY ts", "oom"},
 	{"rep.order", "SELECT pod, node, min(time) AS first_oom FROM timeline WHERE record_id IN"
 		      " (SELECT record_id FROM signal_matches WHERE signal = 'cuda-oom')"
-		      " GROUP BY pod ORDER BY first_oom"},
-	{"rep.failed", "SELECT count(*) AS failed_requests FROM http_requests WHERE status >= 500"},
+		      " GROUP BY pod ORDER BY first_oom", "oom"},
+	{"rep.failed", "SELECT count(*) AS failed_requests FROM http_requests WHERE status >= 500", NULL},
 	{"rep.5xx", "SELECT strftime('%H:%M', ts / 1000000000, 'unixepoch') AS minute, count(*) AS n_5xx"
-		    " FROM http_requests WHERE status >= 500 GROUP BY minute ORDER BY minute"},
+		    " FROM http_requests WHERE status >= 500 GROUP BY minute ORDER BY minute", NULL},
 	{"rep.upstream", "SELECT strftime('%H:%M', h.ts / 1000000000, 'unixepoch') AS minute, u.addr,"
 			 " count(*) AS attempts, sum(u.status >= 500) AS failed FROM http_upstreams u"
 			 " JOIN http_requests h ON h.record_id = u.record_id GROUP BY minute, u.addr"
-			 " ORDER BY minute, u.addr"},
+			 " ORDER BY minute, u.addr", NULL},
 	{"rep.gpu", "SELECT node, gpu_index, max(mem_used_mib) AS peak_mib, max(mem_total_mib) AS total_mib,"
 		    " round(100.0 * max(mem_used_mib / mem_total_mib), 1) AS peak_pct FROM gpu_samples"
-		    " GROUP BY node, gpu_index ORDER BY node, gpu_index"},
+		    " GROUP BY node, gpu_index ORDER BY node, gpu_index", NULL},
 	{"rep.host", "SELECT time, node, file, line, text FROM timeline WHERE record_id IN"
-		     " (SELECT record_id FROM signal_matches WHERE signal = 'host-oom') ORDER BY ts"},
-	{"rep.findings", "SELECT pack, verdict FROM findings ORDER BY pack"},
+		     " (SELECT record_id FROM signal_matches WHERE signal = 'host-oom') ORDER BY ts", "host-oom"},
+	{"rep.findings", "SELECT pack, verdict FROM findings ORDER BY pack", NULL},
 };
+
+/* Does the report's pattern have a signal or boundary id? */
+static int pack_item_signal(struct pm *p, const char *id)
+{
+	return p->report && p->pack && iq_pack_find_signal(p->pack, id) != NULL;
+}
 
 static void section_reproduce(struct pm *p)
 {
 	fprintf(p->out, "## %s\n\n%s\n\n", M("h.reproduce"), M("rep.intro"));
 	fputs("```sh\n", p->out);
-	for (size_t i = 0; i < IQ_ARRAY_LEN(repro); i++)
-		fprintf(p->out, "%s# %s\ninquest query --db inquest.db \"%s\"\n", i ? "\n" : "",
+	int k = 0;
+	for (size_t i = 0; i < IQ_ARRAY_LEN(repro); i++) {
+		const char *need = repro[i].need;
+		if (need && strcmp(need, "oom") == 0 && !(p->report && has(p, "oom_events")))
+			continue;
+		if (need && strcmp(need, "host-oom") == 0 &&
+		    !pack_item_signal(p, need))
+			continue;
+		fprintf(p->out, "%s# %s\ninquest query --db inquest.db \"%s\"\n", k++ ? "\n" : "",
 			M(repro[i].key), repro[i].sql);
+	}
 	fprintf(p->out, "\n# %s\ninquest query --db inquest.db \"%s\"\n```\n\n", M("rep.tpl"), iq_tpl_sql);
 }
 

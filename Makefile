@@ -7,7 +7,7 @@ CC      ?= cc
 O       ?= build
 
 DEB_PKGS := libpcre2-dev libsqlite3-dev libarchive-dev libjansson-dev \
-            libcmocka-dev libyaml-dev libisal-dev pkg-config python3 groff-base tzdata
+            libcmocka-dev libyaml-dev libisal-dev pkg-config python3 groff-base tzdata cmark-gfm
 PKGS     := libpcre2-8 sqlite3 libarchive jansson yaml-0.1 libisal
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -33,7 +33,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
 
 SCHEMA  := $(sort $(wildcard schema/0*.sql))
 
-.PHONY: all deps check-deps demo test unit e2e rules-test check tsan clean install golden docs FORCE
+.PHONY: all deps check-deps demo test unit e2e rules-test check tsan clean install golden docs FORCE test-browser
 all: $(BIN)
 
 $(BIN): $(MAINOBJ) $(LIBOBJS)
@@ -106,8 +106,8 @@ demo: deps
 
 # Every test, one line a suite and last their sum: "N passed, N failed".
 test: deps
-	@$(MAKE) --no-print-directory -s all $(UNIT_BINS)
-	@sh tests/run.sh $(BIN) $(UNIT_BINS)
+	@$(MAKE) --no-print-directory -s all $(UNIT_BINS) $(O)/tests/collect
+	@COLLECT=$(O)/tests/collect sh tests/run.sh $(BIN) $(UNIT_BINS)
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; ./$$t; done
@@ -115,8 +115,22 @@ unit: $(UNIT_BINS)
 rules-test: $(BIN)
 	./$(BIN) rules test
 
-e2e: $(BIN)
-	TZ=UTC LC_ALL=C sh tests/e2e/run.sh $(BIN)
+# postmortem.html in a real browser: installs Debian's chromium when it is
+# missing, then runs the browser suite (make test runs it too when chromium
+# is there, and says it skipped otherwise).
+test-browser: deps
+	$(call install_missing,chromium)
+	@$(MAKE) --no-print-directory all
+	TZ=UTC LC_ALL=C python3 tests/e2e/browser.py $(BIN)
+
+# The suites run the binary through $(O)/tests/collect, which keeps a copy
+# of every findings.json they make for the schema check at the end.
+$(O)/tests/collect: tests/tools/collect.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
+e2e: $(BIN) $(O)/tests/collect
+	TZ=UTC LC_ALL=C sh tests/e2e/run.sh $(BIN) $(O)/tests/collect
 
 # The suite under AddressSanitizer and UndefinedBehaviorSanitizer, then the
 # fuzz corpus and the crash inputs replayed (tests/fuzz/).

@@ -68,7 +68,9 @@ CREATE TABLE IF NOT EXISTS problems (
 ) STRICT;
 
 -- One row per parsed record. line is the first line of the record in its
--- file, nlines how many it spans. ts_how: explicit, assumed_utc,
+-- file, nlines how many it spans; but a Python traceback is placed at its
+-- exception line (the line evidence cites, also in quotes), its nlines
+-- counting from its "Traceback" line before it. ts_how: explicit, assumed_utc,
 -- year_inferred, boot_relative, inherited, none. kind: log, event, http,
 -- gpu, kernel, pod, config (a typed table below holds the columns of all
 -- but log).

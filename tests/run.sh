@@ -45,7 +45,9 @@ esac
 case $line in *", 0 failed") ;; *) grep -B2 -A6 FAIL "$log/out" | head -60; status=1 ;; esac
 say "$line"
 
-TZ=UTC LC_ALL=C sh tests/e2e/run.sh "$bin" > "$log/e2e" 2>&1
+# COLLECT (the Makefile's $(O)/tests/collect): the suites run the binary
+# through it, and every findings.json they make is checked at the end
+TZ=UTC LC_ALL=C sh tests/e2e/run.sh "$bin" $COLLECT > "$log/e2e" 2>&1
 e2e=$?
 cat "$log/e2e"
 grep -E '^[a-z][a-z0-9 _-]*: [0-9]+ passed, [0-9]+ failed' "$log/e2e" >> "$log/lines"

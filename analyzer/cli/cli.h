@@ -152,6 +152,7 @@ int iq_cmd_rules_explain(const struct iq_args *a);
 int iq_cmd_rules_match(const struct iq_args *a);
 int iq_cmd_help(const struct iq_args *a);
 int iq_cmd_completion(const struct iq_args *a);
+int iq_cmd_show(const struct iq_args *a);
 
 /* `inquest --version`: the version, the commit it was built from, the
  * packs built in and the libraries' versions. */

@@ -17,6 +17,8 @@ struct render_ctx {
 	json_t *doc;
 	struct iq_store *s;
 	struct iq_report_opts opts;
+	char *md;          /* the postmortem's Markdown, rendered once */
+	size_t mdlen;
 };
 
 static int render_json(void *u, FILE *f)
@@ -28,7 +30,13 @@ static int render_json(void *u, FILE *f)
 static int render_md(void *u, FILE *f)
 {
 	struct render_ctx *c = u;
-	return iq_render_postmortem(c->doc, c->s, &c->opts, f);
+	return fwrite(c->md, 1, c->mdlen, f) == c->mdlen ? 0 : IQ_ERR_INPUT;
+}
+
+static int render_html(void *u, FILE *f)
+{
+	struct render_ctx *c = u;
+	return iq_render_html(c->md, c->mdlen, c->opts.lang, c->opts.charts_dir, f);
 }
 
 /* "./inquest-<name>" with archive suffixes removed from the bundle name
@@ -231,7 +239,7 @@ int iq_cmd_analyze(const struct iq_args *a)
 	json_t *doc = NULL;
 	struct iq_ruleset rs;
 	iq_rules_init(&rs);
-	char dbtmp[4096], dbpath[4096], fpath[4096], mpath[4096];
+	char dbtmp[4096], dbpath[4096], fpath[4096], mpath[4096], hpath[4096];
 	struct iq_ingest_opts io;
 	struct iq_progress pg;
 	iq_ingest_opts_init(&io);
@@ -274,6 +282,7 @@ int iq_cmd_analyze(const struct iq_args *a)
 	snprintf(dbpath, sizeof dbpath, "%s/inquest.db", dir);
 	snprintf(fpath, sizeof fpath, "%s/findings.json", dir);
 	snprintf(mpath, sizeof mpath, "%s/postmortem.md", dir);
+	snprintf(hpath, sizeof hpath, "%s/postmortem.html", dir);
 	remove_db(dbtmp);
 	struct iq_diag d = {{0}};
 	if (iq_store_open(dbtmp, 0, &s, &d) || iq_store_scratch(s, &d)) {
@@ -304,6 +313,7 @@ int iq_cmd_analyze(const struct iq_args *a)
 		rc = IQ_EXIT_INTERNAL;
 		goto out;
 	}
+	iq_report_guidance(doc, &rs);
 	if (iq_interrupted()) {
 		iq_progress_clear(&pg);
 		iq_errorf("interrupted; no output written, rerun to finish");
@@ -312,13 +322,20 @@ int iq_cmd_analyze(const struct iq_args *a)
 	}
 	char charts[4200];
 	snprintf(charts, sizeof charts, "%s/charts", dir);
-	struct render_ctx rctx = {doc, s, {lang, charts, "charts", &rs}};
-	if (iq_write_atomic(fpath, render_json, &rctx, &d) ||
-	    iq_write_atomic(mpath, render_md, &rctx, &d)) {
-		iq_errorf("%s", d.msg);
+	struct render_ctx rctx = {doc, s, {lang, charts, "charts", &rs, NULL}, NULL, 0};
+	/* the Markdown once, in memory: postmortem.html is made from it */
+	FILE *mf = open_memstream(&rctx.md, &rctx.mdlen);
+	int mrc = mf ? iq_render_postmortem(doc, s, &rctx.opts, mf) : IQ_ERR_NOMEM;
+	if (mf && fclose(mf) != 0)
+		mrc = IQ_ERR_NOMEM;
+	if (mrc || iq_write_atomic(fpath, render_json, &rctx, &d) ||
+	    iq_write_atomic(mpath, render_md, &rctx, &d) || iq_write_atomic(hpath, render_html, &rctx, &d)) {
+		iq_errorf("%s", mrc ? "cannot render the postmortem" : d.msg);
+		free(rctx.md);
 		rc = IQ_EXIT_INPUT;
 		goto out;
 	}
+	free(rctx.md);
 	times.report_s = iq_wall_seconds() - t0;
 	iq_store_close(s);
 	s = NULL;
@@ -335,7 +352,7 @@ int iq_cmd_analyze(const struct iq_args *a)
 			printf("%s: %s: %s\n", json_string_value(json_object_get(p, "id")),
 			       json_string_value(json_object_get(p, "verdict")),
 			       json_string_value(json_object_get(p, "summary")));
-		printf("postmortem: %s\nfindings:   %s\ndatabase:   %s\n", mpath, fpath, dbpath);
+		printf("postmortem: %s\n            %s\nfindings:   %s\ndatabase:   %s\n", mpath, hpath, fpath, dbpath);
 	}
 	if (stats)
 		iq_print_stage_times(&times, iq_wall_seconds() - wall0);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../report/report.h"
+#include "../rules/rules.h"
 #include "cli.h"
 
 struct report_ctx {
@@ -22,6 +23,19 @@ static int render(void *u, FILE *f)
 		return iq_render_json(c->doc, f);
 	if (strcmp(c->format, "text") == 0)
 		return iq_render_text(c->doc, c->opts.lang, f);
+	if (strcmp(c->format, "html") == 0) {
+		/* the Markdown first, in memory, and its charts beside -o */
+		char *md = NULL;
+		size_t n = 0;
+		FILE *mf = open_memstream(&md, &n);
+		int rc = mf ? iq_render_postmortem(c->doc, c->s, &c->opts, mf) : IQ_ERR_NOMEM;
+		if (mf)
+			fclose(mf);
+		if (!rc)
+			rc = iq_render_html(md, n, c->opts.lang, c->opts.charts_dir, f);
+		free(md);
+		return rc;
+	}
 	return iq_render_postmortem(c->doc, c->s, &c->opts, f);
 }
 
@@ -63,8 +77,13 @@ int iq_cmd_report(const struct iq_args *a)
 		iq_store_close(s);
 		return IQ_EXIT_INPUT;
 	}
-	char *charts = out && strcmp(format, "md") == 0 ? charts_beside(out) : NULL;
-	struct report_ctx c = {doc, s, format, {lang, charts, "charts", NULL}};
+	/* the packs built in: their guidance, titles and report texts */
+	struct iq_ruleset rs;
+	iq_rules_init(&rs);
+	int have_rs = iq_rules_load_builtin(&rs, &d) == 0;
+	iq_report_guidance(doc, have_rs ? &rs : NULL);
+	char *charts = out && (strcmp(format, "md") == 0 || strcmp(format, "html") == 0) ? charts_beside(out) : NULL;
+	struct report_ctx c = {doc, s, format, {lang, charts, "charts", have_rs ? &rs : NULL, NULL}};
 	if (out) {
 		if (iq_write_atomic(out, render, &c, &d)) {
 			iq_errorf("%s", d.msg);
@@ -75,6 +94,7 @@ int iq_cmd_report(const struct iq_args *a)
 		rc = IQ_EXIT_INPUT;
 	}
 	free(charts);
+	iq_rules_release(&rs);
 	json_decref(doc);
 	iq_store_close(s);
 	return rc;

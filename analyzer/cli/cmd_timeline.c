@@ -37,18 +37,17 @@ static void csv_field(const char *s)
 	putchar('"');
 }
 
-/* Markdown table cell: one line, specials escaped. */
-static void md_field(const char *s)
+/* A Markdown table cell: inline text that renders as itself (code when
+ * set: a code span, for a file:line to copy). */
+static void md_field(const char *s, int code)
 {
-	char esc[2048];
-	if (!s)
-		return;
-	iq_escape_display(esc, sizeof esc, s, strlen(s) > 400 ? 400 : strlen(s));
-	for (const char *p = esc; *p; p++) {
-		if (strchr("|`*_[]<>#~", *p))
-			putchar('\\');
-		putchar(*p);
-	}
+	struct iq_buf b;
+	iq_buf_init(&b);
+	size_t n = s ? strlen(s) : 0;
+	int rc = code ? iq_md_code(&b, s ? s : "", n, 2000, 1) : iq_md_escape(&b, s ? s : "", n, 400);
+	if (rc == 0 && b.p)
+		fputs(b.p, stdout);
+	iq_buf_release(&b);
 }
 
 static int parse_limit(const struct iq_args *a, long *limit)
@@ -254,20 +253,28 @@ int iq_cmd_timeline(const struct iq_args *a)
 			putchar('\n');
 		} else if (!strcmp(f.format, "md")) {
 			printf("| %s | ", v[0] ? v[0] : "unknown");
-			md_field(v[1]);
+			md_field(v[1], 0);
 			fputs(" | ", stdout);
-			md_field(v[2]);
-			printf(" | %s | `", v[5] ? v[5] : "");
-			md_field(v[6]);
-			printf(":%s` | ", v[7]);
-			md_field(v[8]);
+			md_field(v[2], 0);
+			fputs(" | ", stdout);
+			md_field(v[5], 0);
+			fputs(" | ", stdout);
+			char ref[4200];
+			snprintf(ref, sizeof ref, "%s:%s", v[6] ? v[6] : "", v[7] ? v[7] : "");
+			md_field(ref, 1);
+			fputs(" | ", stdout);
+			md_field(v[8], 0);
 			puts(" |");
 		} else {
-			char esc[4096];
+			/* everything from the bundle escaped for the terminal */
+			char esc[4096], node[256], pod[256], file[4096];
 			const char *t = v[8] ? v[8] : "";
 			iq_escape_display(esc, sizeof esc, t, strlen(t) > 300 ? 300 : strlen(t));
+			iq_escape_display(node, sizeof node, v[1] ? v[1] : "-", strlen(v[1] ? v[1] : "-"));
+			iq_escape_display(pod, sizeof pod, v[2] ? v[2] : "-", strlen(v[2] ? v[2] : "-"));
+			iq_escape_display(file, sizeof file, v[6] ? v[6] : "", strlen(v[6] ? v[6] : ""));
 			printf("%s  %-14s %-20s %-18s %s:%s\n    %s\n", v[0] ? v[0] : "(no time)               ",
-			       v[1] ? v[1] : "-", v[2] ? v[2] : "-", v[5] ? v[5] : "", v[6], v[7], esc);
+			       node, pod, v[5] ? v[5] : "", file, v[7], esc);
 		}
 	}
 	sqlite3_finalize(q);

@@ -85,7 +85,7 @@ static const struct iq_opt o_max_bundle = {
 
 static const struct iq_opt o_out_dir = {
 	"-o", "--out", "DIR", NULL, IQ_OPT_DIR,
-	"Where the outputs go: inquest.db, findings.json, postmortem.md and charts/ (default "
+	"Where the outputs go: inquest.db, findings.json, postmortem.md, postmortem.html and charts/ (default "
 	"./inquest-<bundle name>/). Created if missing, with its parents; a file there is an "
 	"error. Each output is written "
 	"under a temporary name and renamed into place, so a second run replaces them whole."};
@@ -106,8 +106,9 @@ static const struct iq_opt *const detect_opts[] = {&o_db_detect, &o_rules, NULL}
 /* ---- report ---- */
 
 static const struct iq_opt o_format_report = {
-	"--format", NULL, NULL, "md|json|text", 0,
-	"md: the postmortem (the default); json: the findings, as findings.json; text: a short "
+	"--format", NULL, NULL, "md|html|json|text", 0,
+	"md: the postmortem (the default); html: the same postmortem as one self-contained page "
+	"(charts inline, nothing fetched); json: the findings, as findings.json; text: a short "
 	"summary for the terminal."};
 static const struct iq_opt o_out_file = {
 	"-o", "--out", "FILE", NULL, IQ_OPT_FILE,
@@ -144,6 +145,22 @@ static const struct iq_opt o_format_tl = {
 	"--format", NULL, NULL, "text|md|json|csv", 0, "How the rows are printed (default text)."};
 static const struct iq_opt o_limit = {
 	"--limit", NULL, "N", NULL, 0, "At most N records (default 10000)."};
+/* ---- show ---- */
+
+static const struct iq_opt o_show_db = {
+	"--db", NULL, "FILE", NULL, IQ_OPT_FILE,
+	"The database analyze wrote (default inquest.db in the current folder)."};
+static const struct iq_opt o_context = {
+	"-C", NULL, "N", NULL, 0, "Lines of context before and after the cited line (default 3)."};
+static const struct iq_opt o_show_bundle = {
+	"--bundle", NULL, "PATH", NULL, IQ_OPT_FILE,
+	"Where the bundle is now, when it moved since analyze read it; without it the path the "
+	"database names is tried, and the database's own copy of the lines when the bundle is gone."};
+static const struct iq_opt o_show_rules = {
+	"--rules", NULL, "PATH", NULL, IQ_OPT_MANY | IQ_OPT_FILE,
+	"The packs analyze was run with, when it had --rules: E-numbers depend on them."};
+static const struct iq_opt *const show_opts[] = {&o_show_db, &o_context, &o_show_bundle, &o_show_rules, NULL};
+
 static const struct iq_opt *const timeline_opts[] = {
 	&o_db, &o_tl_since, &o_tl_until, &o_tl_namespace, &o_tl_node, &o_tl_pod, &o_tag, &o_all,
 	&o_window, &o_format_tl, &o_limit, NULL};
@@ -215,7 +232,7 @@ static const struct iq_command commands[] = {
 	 "Read the bundles (a directory, .tar, .tar.gz/.tgz, .zip, .tar.zst, .tar.xz, a single .gz "
 	 "file, archives nested in archives, gzip-rotated members such as app.log.1.gz; '-' is stdin, named stdin, streamed when it is "
 	 "a pipe) without extracting anything to disk, parse every file into one database, run the "
-	 "rule packs, and write inquest.db, findings.json, postmortem.md and charts/ into DIR. "
+	 "rule packs, and write inquest.db, findings.json, postmortem.md, postmortem.html and charts/ into DIR. "
 	 "Prints each pattern's verdict and where the outputs are.\n"
 	 "A bundle cut short or damaged is read as far as it goes: the files before the damage are "
 	 "analysed, warnings say what was lost (even with --quiet), the coverage section of the "
@@ -239,8 +256,14 @@ static const struct iq_command commands[] = {
 	 "(render them with inquest report) and print each pattern's verdict."},
 	{"report", iq_cmd_report, "", 0, 0, IQ_ARGS_NONE, NULL, report_opts,
 	 "render the postmortem, the findings or a summary again",
-	 "Render the postmortem (md), the findings (json) or a short terminal summary (text) "
-	 "again from an existing database, read-only."},
+	 "Render the postmortem (md, or html as one self-contained page), the findings (json) or a "
+	 "short terminal summary (text) again from an existing database, read-only."},
+	{"show", iq_cmd_show, "REF", 1, 1, IQ_ARGS_NONE, NULL, show_opts,
+	 "print a line the postmortem cites, with its context",
+	 "Print the line a postmortem cites with N lines of context, from the bundle (through "
+	 "nested archives and .gz members) or, when the bundle is gone, from the database. REF is "
+	 "what the postmortem prints: E12 (its evidence table) or PATH:LINE (the path inside the "
+	 "bundle, or as the database names it)."},
 	{"timeline", iq_cmd_timeline, "", 0, 0, IQ_ARGS_NONE, NULL, timeline_opts,
 	 "the merged timeline, filtered",
 	 "The merged timeline in time order: the records that matched a signal (every record with "

@@ -37,7 +37,7 @@ void iq_warnf(const char *fmt, ...)
 }
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t iq_utf8_len(const unsigned char *s, size_t n)
 {
 	if (s[0] < 0x80)
 		return 1;
@@ -77,7 +77,7 @@ void iq_escape_display(char *out, size_t outsz, const char *s, size_t n)
 		char tmp[5];
 		const char *add = tmp;
 		size_t alen;
-		size_t ulen = utf8_len(u + i, n - i);
+		size_t ulen = iq_utf8_len(u + i, n - i);
 		if (c == '\\') {
 			add = "\\\\"; alen = 2; ulen = 1;
 		} else if (c == '\t') {

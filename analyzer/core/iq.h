@@ -74,6 +74,9 @@ void iq_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Copies at most n bytes of s into out (size outsz) for display: control
  * characters, backslashes and invalid UTF-8 become escapes, so that text from
  * a bundle can never drive the terminal. Always NUL-terminates. */
+/* Length of the valid UTF-8 sequence at s (n bytes left, n > 0): 1 to 4,
+ * or 0 when it is invalid (overlong, surrogate, past U+10FFFF, cut). */
+size_t iq_utf8_len(const unsigned char *s, size_t n);
 void iq_escape_display(char *out, size_t outsz, const char *s, size_t n);
 
 /* malloc that never returns NULL: aborts the process on exhaustion (used for

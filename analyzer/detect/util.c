@@ -104,8 +104,13 @@ json_t *det_evidence(struct det *x, sqlite3_stmt *q, int col, const char *what)
 		json_object_set_new(e, "line", json_integer(sqlite3_column_int64(x->ev_q, 1)));
 		json_object_set_new(e, "nlines", json_integer(1));
 		json_object_set_new(e, "time", det_time(q, col + 2));
-		json_object_set_new(e, "text", line_cut((const char *)sqlite3_column_text(x->ev_q, 2), EV_TEXT_MAX));
-		json_object_set_new(e, "summary", line_cut((const char *)sqlite3_column_text(q, col + 3), EV_TEXT_MAX));
+		json_t *text = line_cut((const char *)sqlite3_column_text(x->ev_q, 2), EV_TEXT_MAX);
+		json_t *sum = line_cut((const char *)sqlite3_column_text(q, col + 3), EV_TEXT_MAX);
+		json_object_set_new(e, "text", text);
+		if (json_equal(text, sum))
+			json_decref(sum); /* the quote is the record's own first line */
+		else
+			json_object_set_new(e, "summary", sum);
 	} else {
 		json_object_set_new(e, "line", json_integer(sqlite3_column_int64(q, col + 1)));
 		json_object_set_new(e, "nlines", json_integer(nlines > 0 ? nlines : 1));

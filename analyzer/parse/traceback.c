@@ -36,6 +36,14 @@ void iq_tb_record(struct iq_record *r, const struct iq_tb_line *l)
 	r->severity = iq_log_severity(l->text.p, l->text.n);
 	if (l->quote.n)
 		r->quote[r->nquotes++] = (struct iq_quote){l->line, l->quote, "text"};
+	else if (l->first_line && l->first_line != l->line) {
+		/* a traceback placed at its exception line: that line is what
+		 * evidence cites, alone, not the span that ends there */
+		size_t n = 0;
+		while (n < l->text.n && l->text.p[n] != '\n')
+			n++;
+		r->quote[r->nquotes++] = (struct iq_quote){l->line, iq_str_make(l->text.p, n), "text"};
+	}
 }
 
 void iq_tb_init(struct iq_tb *tb)

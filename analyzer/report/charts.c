@@ -20,8 +20,10 @@ static const char *str(json_t *o, const char *k)
 	return s ? s : "";
 }
 
-/* The window all charts share: the span of the GPU samples and LB
- * requests, at most 30 minutes either side of the outage. */
+/* The window all charts share: the outage (OUTAGE BEGINS to OUTAGE ENDS)
+ * with a quarter of its length, at least 3 minutes, either side; else the
+ * incident window of the findings; within the span of the GPU samples and
+ * LB requests. */
 static int chart_window(struct iq_store *s, json_t *doc, json_t *pat, struct win *w)
 {
 	sqlite3_stmt *q;
@@ -44,17 +46,25 @@ static int chart_window(struct iq_store *s, json_t *doc, json_t *pat, struct win
 			w->t1 = b;
 	}
 	sqlite3_finalize(q);
-	IQ_UNUSED(doc);
 	if (w->t0 == IQ_TIME_NONE)
 		return -1;
 	json_t *ph = json_object_get(pat, "phases");
 	int64_t b = iq_json_time(json_object_get(ph, "outage_begins"), "time");
 	int64_t e = iq_json_time(json_object_get(ph, "outage_ends"), "time");
-	const int64_t margin = 1800 * IQ_NS_PER_SEC;
-	if (b != IQ_TIME_NONE && w->t0 < b - margin)
-		w->t0 = b - margin;
-	if (e != IQ_TIME_NONE && w->t1 > e + margin)
-		w->t1 = e + margin;
+	if (b == IQ_TIME_NONE || e == IQ_TIME_NONE || e < b) {
+		json_t *iw = json_object_get(doc, "incident_window");
+		b = iq_json_time(iw, "start");
+		e = iq_json_time(iw, "end");
+	}
+	if (b != IQ_TIME_NONE && e != IQ_TIME_NONE && e >= b) {
+		int64_t margin = (e - b) / 4;
+		if (margin < 180 * IQ_NS_PER_SEC)
+			margin = 180 * IQ_NS_PER_SEC;
+		if (w->t0 < b - margin)
+			w->t0 = b - margin;
+		if (w->t1 > e + margin)
+			w->t1 = e + margin;
+	}
 	if (w->t1 <= w->t0)
 		w->t1 = w->t0 + 60 * IQ_NS_PER_SEC;
 	return 0;
@@ -125,7 +135,8 @@ static int gpu_chart(struct iq_chart *c, struct iq_store *s, json_t *pat,
 	sqlite3_finalize(q);
 	if (!n)
 		return -1;
-	bucket(c, w, nb, 0);
+	/* Mermaid's x labels must stay apart: whole minutes there */
+	bucket(c, w, nb, nb <= IQ_MERMAID_POINTS);
 	series_new(c, n, NAN);
 	if (sqlite3_prepare_v2(db, "SELECT ts, mem_used_mib * 100.0 / mem_total_mib FROM gpu_samples"
 				   " WHERE coalesce(node, '') = ?1 AND coalesce(gpu_index, -1) = ?2"
@@ -147,9 +158,20 @@ static int gpu_chart(struct iq_chart *c, struct iq_store *s, json_t *pat,
 	}
 	sqlite3_finalize(q);
 	snprintf(c->title, sizeof c->title, "%s", iq_msg(lang, "chart.gpu.title"));
-	snprintf(c->ylabel, sizeof c->ylabel, "%s", iq_msg(lang, "chart.gpu.y"));
 	snprintf(c->xlabel, sizeof c->xlabel, "%s", iq_msg(lang, "chart.time"));
-	c->ymax = 110;
+	/* the axis where the GPUs run: a full GPU sits at 95-97 %, and the climb
+	 * to 100 % is what matters; the drops (a dead worker) go below it */
+	double lo = 100;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < c->nb; k++)
+			if (!isnan(c->ser[i].y[k]) && c->ser[i].y[k] >= 50 && c->ser[i].y[k] < lo)
+				lo = c->ser[i].y[k];
+	lo = floor((lo - 2) / 5) * 5;
+	c->ymin = lo < 0 ? 0 : lo > 90 ? 90 : lo;
+	c->ymax = 101;
+	c->panels = n > 1;
+	snprintf(c->ylabel, sizeof c->ylabel, iq_msg(lang, "chart.gpu.y"), c->ymin);
+	snprintf(c->below_label, sizeof c->below_label, iq_msg(lang, "chart.gpu.below"), c->ymin);
 	c->hline = 100;
 	snprintf(c->hline_label, sizeof c->hline_label, "%s", iq_msg(lang, "chart.gpu.full"));
 	size_t i;
@@ -177,10 +199,22 @@ static int gpu_chart(struct iq_chart *c, struct iq_store *s, json_t *pat,
  * >= 500 and each upstream address's attempts, from one read of
  * http_requests and http_upstreams in record_id order (merged; an attempt
  * read out of that order takes its request's time from a lookup). */
+/* The 5xx statuses charted apart; the rest of 5xx is one more. */
+static const int split_status[] = {500, 502, 503, 504};
+#define NSPLIT 5
+
+static int status_class(long st)
+{
+	for (int k = 0; k < 4; k++)
+		if (st == split_status[k])
+			return k;
+	return 4;
+}
+
 struct lbmin {
 	int64_t t0;
 	size_t nmin;
-	long *e5xx;
+	long *e5xx[NSPLIT];   /* per status class (split_status, other 5xx) */
 	char **addr;
 	long **att;
 	size_t naddr;
@@ -214,7 +248,8 @@ static void lbmin_load(struct lbmin *m, struct iq_store *s, int64_t t0, int64_t 
 	m->ok = m->nmin > 0 && m->nmin <= LBMIN_CELLS;
 	if (!m->ok)
 		return;
-	m->e5xx = iq_xcalloc(m->nmin, sizeof *m->e5xx);
+	for (int k = 0; k < NSPLIT; k++)
+		m->e5xx[k] = iq_xcalloc(m->nmin, sizeof *m->e5xx[k]);
 	sqlite3 *db = iq_store_db(s);
 	sqlite3_stmt *rq = NULL, *uq = NULL, *lq = NULL;
 	if (sqlite3_prepare_v2(db, "SELECT record_id, ts, status FROM http_requests ORDER BY record_id", -1, &rq,
@@ -231,8 +266,9 @@ static void lbmin_load(struct lbmin *m, struct iq_store *s, int64_t t0, int64_t 
 		int has_ts = rrow && sqlite3_column_type(rq, 1) != SQLITE_NULL;
 		int64_t ts = has_ts ? sqlite3_column_int64(rq, 1) : 0;
 		int in = has_ts && ts >= t0 && ts < t1;
-		if (in && sqlite3_column_int64(rq, 2) >= 500)
-			m->e5xx[(ts - t0) / minute]++;
+		long st = (long)sqlite3_column_int64(rq, 2);
+		if (in && st >= 500 && st < 600)
+			m->e5xx[status_class(st)][(ts - t0) / minute]++;
 		while (urow && sqlite3_column_int64(uq, 0) <= rid) {
 			int64_t uid = sqlite3_column_int64(uq, 0);
 			int64_t uts = ts;
@@ -270,7 +306,8 @@ static void lbmin_release(struct lbmin *m)
 	}
 	free(m->addr);
 	free(m->att);
-	free(m->e5xx);
+	for (int k = 0; k < NSPLIT; k++)
+		free(m->e5xx[k]);
 	memset(m, 0, sizeof *m);
 }
 
@@ -283,53 +320,67 @@ static int lbmin_fits(const struct lbmin *m, const struct iq_chart *c)
 	       c->t0 + (int64_t)c->nb * c->step <= m->t0 + (int64_t)m->nmin * minute;
 }
 
-/* Load-balancer 5xx responses per bucket (a minute when the window allows). */
+/* Load-balancer 5xx responses per bucket (a minute when the window
+ * allows), one series per status (500, 502, 503, 504, other 5xx) that the
+ * window has, stacked. */
 static int lb5xx_chart(struct iq_chart *c, struct iq_store *s, json_t *pat, const struct win *w,
 		       size_t nb, const struct lbmin *lm, const char *lang)
 {
 	chart_init(c, "lb-5xx");
-	sqlite3_stmt *q;
 	bucket(c, w, nb, 1);
-	double mx = 0;
-	long any = 0;
+	double cnt[NSPLIT][IQ_CHART_MAX_BUCKETS];
+	memset(cnt, 0, sizeof cnt);
 	if (lbmin_fits(lm, c)) {
 		/* the same as the query below, from the minutes */
-		series_new(c, 1, 0);
-		snprintf(c->ser[0].name, sizeof c->ser[0].name, "%s", iq_msg(lang, "chart.5xx.series"));
 		size_t per = (size_t)(c->step / (60 * IQ_NS_PER_SEC));
-		size_t nm = (size_t)c->nb * per;
-		for (size_t j = 0; j < nm; j++) {
-			if (!lm->e5xx[j])
-				continue;
-			size_t b = j / per;
-			c->ser[0].y[b] += (double)lm->e5xx[j];
-			if (c->ser[0].y[b] > mx)
-				mx = c->ser[0].y[b];
-			any++;
+		for (int k = 0; k < NSPLIT; k++)
+			for (size_t j = 0; j < (size_t)c->nb * per; j++)
+				cnt[k][j / per] += (double)lm->e5xx[k][j];
+	} else {
+		sqlite3_stmt *q;
+		if (sqlite3_prepare_v2(iq_store_db(s),
+				       "SELECT (ts - ?1) / ?2, status, count(*) FROM http_requests WHERE status >= 500"
+				       " AND status < 600 AND ts >= ?1 AND ts < ?3 GROUP BY 1, 2 ORDER BY 1", -1, &q,
+				       NULL) != SQLITE_OK)
+			return -1;
+		sqlite3_bind_int64(q, 1, c->t0);
+		sqlite3_bind_int64(q, 2, c->step);
+		sqlite3_bind_int64(q, 3, c->t0 + (int64_t)c->nb * c->step);
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			int64_t b = sqlite3_column_int64(q, 0);
+			if (b >= 0 && b < (int64_t)c->nb)
+				cnt[status_class((long)sqlite3_column_int64(q, 1))][b] += (double)sqlite3_column_int64(q, 2);
 		}
-		goto labels;
+		sqlite3_finalize(q);
 	}
-	if (sqlite3_prepare_v2(iq_store_db(s),
-			       "SELECT (ts - ?1) / ?2, count(*) FROM http_requests WHERE status >= 500"
-			       " AND ts >= ?1 AND ts < ?3 GROUP BY 1 ORDER BY 1", -1, &q, NULL) != SQLITE_OK)
-		return -1;
-	series_new(c, 1, 0);
-	snprintf(c->ser[0].name, sizeof c->ser[0].name, "%s", iq_msg(lang, "chart.5xx.series"));
-	sqlite3_bind_int64(q, 1, c->t0);
-	sqlite3_bind_int64(q, 2, c->step);
-	sqlite3_bind_int64(q, 3, c->t0 + (int64_t)c->nb * c->step);
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		int64_t b = sqlite3_column_int64(q, 0);
-		if (b >= 0 && b < (int64_t)c->nb) {
-			c->ser[0].y[b] = (double)sqlite3_column_int64(q, 1);
-			mx = c->ser[0].y[b] > mx ? c->ser[0].y[b] : mx;
-			any++;
+	int have[NSPLIT] = {0};
+	size_t ns = 0;
+	double mx = 0;
+	for (size_t b = 0; b < c->nb; b++) {
+		double t = 0;
+		for (int k = 0; k < NSPLIT; k++) {
+			t += cnt[k][b];
+			if (cnt[k][b] > 0 && !have[k]++)
+				ns++;
 		}
+		mx = t > mx ? t : mx;
 	}
-	sqlite3_finalize(q);
-labels:
-	if (!any)
+	if (!ns)
 		return -1;
+	series_new(c, ns, 0);
+	size_t si = 0;
+	for (int k = 0; k < NSPLIT; k++) {
+		if (!have[k])
+			continue;
+		if (k < 4)
+			snprintf(c->ser[si].name, sizeof c->ser[si].name, "%d", split_status[k]);
+		else
+			snprintf(c->ser[si].name, sizeof c->ser[si].name, "%s", iq_msg(lang, "chart.5xx.other"));
+		for (size_t b = 0; b < c->nb; b++)
+			c->ser[si].y[b] = cnt[k][b];
+		si++;
+	}
+	c->stacked = 1;
 	snprintf(c->title, sizeof c->title, "%s", iq_msg(lang, "chart.5xx.title"));
 	if (c->step == 60 * IQ_NS_PER_SEC)
 		snprintf(c->ylabel, sizeof c->ylabel, "%s", iq_msg(lang, "chart.5xx.y"));
@@ -580,9 +631,14 @@ static void mm_quoted(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* The SVG's palette, so that the Mermaid chart's lines have the same
+ * colours (Mermaid's default starts with a near-white one). */
+static const char mm_palette[] = "#1f77b4, #ff7f0e, #2ca02c, #9467bd, #8c564b, #e377c2, #17becf, #d62728";
+
 static void mermaid_chart(FILE *out, const struct iq_chart *c)
 {
-	fputs("```mermaid\nxychart-beta\n    title ", out);
+	fprintf(out, "```mermaid\n%%%%{init: {\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"%s\"}}}}%%%%\n"
+		     "xychart-beta\n    title ", c->stacked ? "#1f77b4, #ff7f0e, #2ca02c, #9467bd, #8c564b" : mm_palette);
 	mm_quoted(out, c->title);
 	fputs("\n    x-axis [", out);
 	int secs = c->step % (60 * IQ_NS_PER_SEC) != 0;
@@ -593,7 +649,7 @@ static void mermaid_chart(FILE *out, const struct iq_chart *c)
 	}
 	fputs("]\n    y-axis ", out);
 	mm_quoted(out, c->ylabel);
-	fprintf(out, " 0 --> %g\n", ceil(c->ymax));
+	fprintf(out, " %g --> %g\n", floor(c->ymin), ceil(c->ymax));
 	for (size_t si = 0; si < c->nser; si++) {
 		fprintf(out, "    %s [", c->bars ? "bar" : "line");
 		double prev = 0;
@@ -602,6 +658,12 @@ static void mermaid_chart(FILE *out, const struct iq_chart *c)
 			if (isnan(v))
 				v = prev; /* Mermaid has no gaps: hold the last value */
 			prev = v;
+			/* stacked: each bar is its status and those after it, drawn
+			 * over the one before (Mermaid overlays bars) */
+			for (size_t k = si + 1; c->stacked && k < c->nser; k++)
+				v += isnan(c->ser[k].y[i]) ? 0 : c->ser[k].y[i];
+			if (v < c->ymin)
+				v = c->ymin; /* below the axis: at its foot */
 			fprintf(out, "%s%.1f", i ? ", " : "", v);
 		}
 		fputs("]\n", out);
@@ -634,7 +696,11 @@ static void mm_time(FILE *out, int64_t t)
 
 static void mermaid_gantt(FILE *out, const struct iq_gantt *g, const char *lang)
 {
-	fputs("```mermaid\ngantt\n    title ", out);
+	/* the SVG's colours (green serving, red down), one row a pod */
+	fputs("```mermaid\n%%{init: {\"gantt\": {\"displayMode\": \"compact\"}, \"themeVariables\": "
+	      "{\"activeTaskBkgColor\": \"#5aa55a\", \"activeTaskBorderColor\": \"#3d7a3d\", "
+	      "\"critBkgColor\": \"#f2a5a5\", \"critBorderColor\": \"#c0392b\", \"taskTextColor\": \"#111111\"}}}%%\n"
+	      "gantt\n    title ", out);
 	mm_name(out, g->title);
 	fputs("\n    dateFormat YYYY-MM-DDTHH:mm:ss\n    axisFormat %H:%M\n", out);
 	for (size_t li = 0; li < g->nlanes; li++) {
@@ -699,7 +765,7 @@ static void chart_notes(FILE *out, const struct iq_chart *c, const char *lang)
 	const char *sep = "";
 	if (c->nser > 1 || c->hline >= 0) {
 		sep = " ";
-		fputs(iq_msg(lang, "chart.order"), out);
+		fputs(iq_msg(lang, c->stacked ? "chart.stacked" : "chart.order"), out);
 		for (size_t i = 0; i < c->nser; i++) {
 			fputs(i ? ", " : " ", out);
 			iq_md_put(out, c->ser[i].name, 96);
@@ -721,6 +787,12 @@ static void chart_notes(FILE *out, const struct iq_chart *c, const char *lang)
 			fputc(')', out);
 		}
 		fputc('.', out);
+	}
+	if (*c->below_label) {
+		fprintf(out, "%s", sep);
+		iq_md_put(out, c->below_label, 200);
+		fputc('.', out);
+		sep = " ";
 	}
 	if (c->band0 != IQ_TIME_NONE) {
 		char a[16], b[16];

@@ -1,6 +1,7 @@
-/* findings.c: the findings document (the contract in design.md), built
- * from the database: bundle coverage, the patterns the detectors stored,
- * and the timeline of tagged records. */
+/* findings.c: the findings document (findings.json; its contract is
+ * docs/findings.md and schema/findings.schema.json), built from the
+ * database: bundle coverage, the patterns the detectors stored, and the
+ * timeline of tagged records. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,19 @@ static json_t *bundle_json(struct iq_store *s, struct iq_diag *d)
 	if (sqlite3_step(q) == SQLITE_ROW)
 		paths = json_loads((const char *)sqlite3_column_text(q, 0), 0, NULL);
 	sqlite3_finalize(q);
-	json_object_set_new(b, "paths", paths ? paths : json_array());
+	if (!paths)
+		paths = json_array();
+	json_object_set_new(b, "paths", paths);
+	/* the names to quote: a path of the analysing machine is nobody's business */
+	json_t *names = json_array();
+	size_t i;
+	json_t *e;
+	json_array_foreach(paths, i, e) {
+		char *n = iq_base_name(json_string_value(e) ? json_string_value(e) : "");
+		json_array_append_new(names, json_string(n));
+		free(n);
+	}
+	json_object_set_new(b, "names", names);
 	q = prep(s, "SELECT count(*), coalesce(sum(bytes),0), coalesce(sum(records),0),"
 		    " coalesce(sum(lines_skipped),0) FROM files", d);
 	if (!q)
@@ -107,8 +120,15 @@ static json_t *patterns_json(struct iq_store *s, struct iq_diag *d)
 	return a;
 }
 
-static json_t *timeline_json(struct iq_store *s, struct iq_diag *d)
+/* The tagged records, in time order, at most IQ_MAX_TIMELINE of them;
+ * *total gets how many there are. */
+static json_t *timeline_json(struct iq_store *s, struct iq_diag *d, long long *total)
 {
+	sqlite3_stmt *cq = prep(s, "SELECT count(*) FROM records WHERE id IN (SELECT record_id FROM signal_matches)", d);
+	if (!cq)
+		return NULL;
+	*total = sqlite3_step(cq) == SQLITE_ROW ? sqlite3_column_int64(cq, 0) : 0;
+	sqlite3_finalize(cq);
 	char sql[1024];
 	snprintf(sql, sizeof sql,
 		 "SELECT r.ts, r.node, r.pod, f.format, r.kind, r.text,"
@@ -296,13 +316,15 @@ json_t *iq_incident_window(struct iq_store *s, json_t *patterns)
 json_t *iq_report_build(struct iq_store *s, struct iq_diag *d)
 {
 	json_t *doc = json_object();
+	json_object_set_new(doc, "schema_version", json_integer(IQ_FINDINGS_SCHEMA_VERSION));
 	json_t *tool = json_object();
 	json_object_set_new(tool, "name", json_string("inquest"));
 	json_object_set_new(tool, "version", json_string(IQ_VERSION));
 	json_object_set_new(doc, "tool", tool);
 	json_t *b = bundle_json(s, d);
 	json_t *p = b ? patterns_json(s, d) : NULL;
-	json_t *t = p ? timeline_json(s, d) : NULL;
+	long long total = 0;
+	json_t *t = p ? timeline_json(s, d, &total) : NULL;
 	if (!t) {
 		json_decref(b);
 		json_decref(p);
@@ -314,6 +336,9 @@ json_t *iq_report_build(struct iq_store *s, struct iq_diag *d)
 	json_object_set_new(doc, "incident_window", iq_incident_window(s, p));
 	json_object_set_new(doc, "patterns", p);
 	json_object_set_new(doc, "timeline", t);
+	/* a list cut short says so */
+	json_object_set_new(doc, "timeline_total", json_integer(total));
+	json_object_set_new(doc, "timeline_truncated", json_boolean((size_t)total > json_array_size(t)));
 	return doc;
 }
 

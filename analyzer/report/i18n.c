@@ -52,6 +52,25 @@ static const struct msg catalogue[] = {
 	{"verdict.inconclusive", "inconclusive", "sonuçsuz"},
 
 	{"h.summary", "Summary", "Özet"},
+	{"h.checked", "What was checked", "Neye bakıldı"},
+	{"unknown.title", "no known incident pattern found", "bilinen bir olay deseni bulunamadı"},
+	{"unknown.summary",
+	 "None of the %zu incident patterns inquest knows holds in this bundle: below, what each looked for and what "
+	 "it found. The error lines no signal explained are in the appendix.",
+	 "inquest'in bildiği %zu olay deseninin hiçbiri bu pakette geçerli değil: aşağıda her birinin neye baktığı ve ne "
+	 "bulduğu var. Hiçbir sinyalin açıklamadığı hata satırları ekte."},
+	{"unknown.nothing", "nothing", "hiçbir şey"},
+	{"unknown.next",
+	 "A signal found without its pattern's verdict is a lead, not a cause: start from the timeline and the "
+	 "unexplained errors.",
+	 "Deseninin kararı olmadan bulunan bir sinyal bir ipucudur, neden değil: zaman çizelgesinden ve açıklanamayan "
+	 "hatalardan başlayın."},
+	{"unknown.missing", "Sources the patterns read and the bundle lacks:", "Desenlerin okuduğu ve pakette olmayan kaynaklar:"},
+	{"col.pattern", "pattern", "desen"},
+	{"col.verdict", "verdict", "karar"},
+	{"col.checked", "looked for", "aranan"},
+	{"root.unknown", "the bundle does not say. ✍", "paket söylemiyor. ✍"},
+	{"root.notrigger", "the bundle does not show what set it off. ✍", "paket neyin tetiklediğini göstermiyor. ✍"},
 	{"h.impact", "Impact", "Etki"},
 	{"h.detection", "Detection", "Tespit"},
 	{"h.root", "Root cause and trigger", "Kök neden ve tetikleyici"},
@@ -67,17 +86,6 @@ static const struct msg catalogue[] = {
 	{"h.reproduce", "Reproduce", "Yeniden üretme"},
 	{"h.unexplained", "Appendix: unexplained errors", "Ek: açıklanamayan hatalar"},
 
-	{"sum.what",
-	 "%lld serving pods on %lld nodes died of CUDA out-of-memory errors one after another, starting "
-	 "with %s on %s at %s.",
-	 "%lld servis pod'u (%lld düğümde) sırayla CUDA bellek yetersizliği (OOM) hatasıyla çöktü; ilk "
-	 "çöken %s oldu (%s düğümü, %s)."},
-	{"sum.what1", "%s on %s died of a CUDA out-of-memory error at %s.",
-	 "%s (%s düğümü) %s anında CUDA bellek yetersizliği hatasıyla çöktü."},
-	{"sum.why",
-	 "Each death moved its load onto the surviving pods, which then ran out of GPU memory in turn.",
-	 "Her ölüm yükünü ayakta kalan pod'lara aktardı; onlar da sırayla GPU belleğini tüketti."},
-	{"sum.why1", "The failure did not spread to the other pods.", "Arıza diğer pod'lara yayılmadı."},
 	{"sum.contrib", "Contributing:", "Katkıda bulunanlar:"},
 	{"sum.long", "The outage lasted %s (%s to %s) and %lld requests failed.",
 	 "Kesinti %s sürdü (%s – %s) ve %lld istek başarısız oldu."},
@@ -113,13 +121,6 @@ static const struct msg catalogue[] = {
 	{"phase.outage_ends", "OUTAGE ENDS", "KESİNTİ BİTER"},
 
 	{"root.cause", "Root cause:", "Kök neden:"},
-	{"root.first", "GPU memory ran out: the first CUDA out-of-memory error killed the worker of %s on %s at %s.",
-	 "GPU belleği tükendi: ilk CUDA bellek yetersizliği hatası %s pod'unun worker'ını (%s düğümü) %s "
-	 "anında öldürdü."},
-	{"root.sizes", "It tried to allocate %s while %s was free of %s.",
-	 "%s ayırmaya çalıştı; boş bellek %s idi (toplam %s)."},
-	{"root.nooom", "No CUDA out-of-memory error was found in the bundle.",
-	 "Pakette CUDA bellek yetersizliği hatası bulunamadı."},
 	{"root.trigger", "Trigger:", "Tetikleyici:"},
 	{"root.order", "Failure order (the domino)", "Çöküş sırası (domino)"},
 	{"root.shift", "Load shift after each death:", "Her ölümden sonra yükün kayması:"},
@@ -155,10 +156,10 @@ static const struct msg catalogue[] = {
 
 	{"tl.intro",
 	 "The pattern's signals and boundaries, the phase markers, the 5xx surge and the restarts, "
-	 "merged across sources in UTC; each row links its evidence as `file:line`. Runs of the same "
+	 "merged across sources in UTC; each row cites its line of the bundle as [E…] (the Evidence table). Runs of the same "
 	 "signal and quiet stretches are folded.",
 	 "Desenin sinyalleri ve sınırları, evre işaretleri, 5xx artışı ve yeniden başlatmalar; tüm "
-	 "kaynaklardan UTC olarak birleştirildi; her satır kanıtını `dosya:satır` olarak gösterir. Aynı "
+	 "kaynaklardan UTC olarak birleştirildi; her satır paketteki satırını [E…] olarak gösterir (Kanıtlar tablosu). Aynı "
 	 "sinyalin tekrarları ve sessiz aralıklar katlanmıştır."},
 	{"tl.skew", "Node times are corrected for the clock skew given under Coverage.",
 	 "Düğüm saatleri Kapsam bölümündeki saat kaymasına göre düzeltilmiştir."},
@@ -183,9 +184,9 @@ static const struct msg catalogue[] = {
 	{"tl.quiet", "%s without events", "%s boyunca olay yok"},
 
 	{"chart.intro",
-	 "Each chart is drawn twice: as a Mermaid block (GitHub and GitLab draw it; at most 60 points) "
+	 "Each chart is drawn twice: as a Mermaid block (GitHub and GitLab draw it; at most 30 points) "
 	 "and as an SVG file in charts/ with axes, units and a legend.",
-	 "Her grafik iki kez çizilir: Mermaid bloğu olarak (GitHub ve GitLab çizer; en çok 60 nokta) ve "
+	 "Her grafik iki kez çizilir: Mermaid bloğu olarak (GitHub ve GitLab çizer; en çok 30 nokta) ve "
 	 "charts/ klasöründe eksenleri, birimleri ve açıklaması olan bir SVG dosyası olarak."},
 	{"chart.nodata", "The bundle has no GPU samples or load-balancer requests to chart.",
 	 "Pakette grafiği çizilecek GPU örneği ya da yük dengeleyici isteği yok."},
@@ -194,7 +195,11 @@ static const struct msg catalogue[] = {
 	{"chart.marks", "CUDA OOM deaths at", "CUDA OOM ölümleri:"},
 	{"chart.legend.oom", "CUDA OOM death", "CUDA OOM ölümü"},
 	{"chart.gpu.title", "GPU memory used per GPU", "GPU başına kullanılan bellek"},
-	{"chart.gpu.y", "memory used (% of total)", "kullanılan bellek (toplamın %'si)"},
+	{"chart.gpu.y", "memory used (%% of total, from %.0f %%)", "kullanılan bellek (toplamın %%'si, %%%.0f'den)"},
+	{"chart.gpu.below", "Below %.0f %% the GPU's worker is dead or loading: drawn at the axis's foot",
+	 "%%%.0f altında GPU'nun worker'ı ölü ya da yükleniyor: eksenin dibinde çizildi"},
+	{"chart.5xx.other", "other 5xx", "diğer 5xx"},
+	{"chart.stacked", "Bars, stacked from the bottom:", "Çubuklar, alttan üste:"},
 	{"chart.gpu.series", "GPU %ld on %s", "GPU %ld (%s)"},
 	{"chart.gpu.full", "100 % (full)", "%100 (dolu)"},
 	{"chart.5xx.title", "Load balancer 5xx responses per minute", "Dakika başına yük dengeleyici 5xx yanıtları"},
@@ -218,17 +223,11 @@ static const struct msg catalogue[] = {
 	{"g.intro",
 	 "Only what the findings call for; each item names the findings that call for it.",
 	 "Yalnızca bulguların gerektirdikleri; her madde onu gerektiren bulguları belirtir."},
-	{"g.notfound", "The pattern was not found, so it calls for no guidance.",
-	 "Desen bulunmadı; bu yüzden rehberlik gerekmiyor."},
 	{"g.containment", "Containment", "Kontrol altına alma"},
 	{"g.remediation", "Remediation", "Düzeltme"},
 	{"g.prevention", "Prevention", "Önleme"},
 	{"g.calledby", "called for by", "gerektiren"},
 	{"g.nothing", "_Nothing the findings call for._", "_Bulguların gerektirdiği bir şey yok._"},
-	{"kind.signal", "signal", "sinyal"},
-	{"kind.condition", "condition", "koşul"},
-	{"kind.boundary", "boundary", "sınır"},
-	{"kind.question", "question", "soru"},
 	{"a.intro", "Give each item an owner and a date, or strike it out with a reason.",
 	 "Her maddeye bir sorumlu ve tarih verin ya da gerekçesiyle üzerini çizin."},
 	{"a.owner", "owner: ✍ _, due: ✍ _", "sorumlu: ✍ _, tarih: ✍ _"},
@@ -354,6 +353,21 @@ static const struct msg catalogue[] = {
 	{"col.spread", "spread (s)", "yayılım (sn)"},
 	{"col.samples", "samples", "örnek"},
 	{"col.applied", "applied", "uygulandı"},
+	{"col.ref", "ref", "ref"},
+	{"col.line", "line", "satır"},
+	{"col.text", "text (verbatim)", "metin (aynen)"},
+	{"col.summary", "summary", "özet"},
+	{"col.show", "to see it in context", "bağlamıyla görmek için"},
+	{"h.evidence", "Evidence", "Kanıtlar"},
+	{"ev.none", "The postmortem cites no line of the bundle.", "İnceleme paketten hiçbir satır göstermiyor."},
+	{"ev.intro",
+	 "Every [E…] above is a line of the bundle: its path inside the bundle, its line, its time (UTC, "
+	 "corrected for clock skew) and its text as written. `inquest show REF` (run in this folder; `-C N` "
+	 "for N lines around it) prints the line from the bundle, or from `inquest.db` when the bundle is gone.",
+	 "Yukarıdaki her [E…] paketin bir satırıdır: paket içindeki yolu, satırı, zamanı (UTC, saat kaymasına "
+	 "göre düzeltilmiş) ve yazıldığı gibi metni. `inquest show REF` (bu klasörde; çevresindeki N satır için "
+	 "`-C N`) satırı paketten, paket yoksa `inquest.db` dosyasından yazdırır."},
+	{"ev.root", "Paths are relative to the root of the bundle", "Yollar şu paketin köküne göredir:"},
 
 	{"dur.hms", "%s%lld h %02lld min %02lld s", "%s%lld sa %02lld dk %02lld sn"},
 	{"dur.ms", "%s%lld min %02lld s", "%s%lld dk %02lld sn"},

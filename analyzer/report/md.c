@@ -11,70 +11,7 @@
 #include "../rules/rules.h"
 #include "report_int.h"
 
-/* ---- escaping ---- */
-
-int iq_md_escape(struct iq_buf *b, const char *s, size_t n, size_t max)
-{
-	const char *nl = memchr(s, '\n', n);
-	size_t len = nl ? (size_t)(nl - s) : n;
-	int cut = len > max;
-	if (cut) {
-		len = max;
-		while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
-			len--; /* do not split a UTF-8 sequence */
-	}
-	size_t cap = len * 4 + 1;
-	char *esc = iq_xmalloc(cap);
-	iq_escape_display(esc, cap, s, len);
-	int rc = 0;
-	for (const char *p = esc; *p && !rc; p++) {
-		switch (*p) {
-		case '|': rc = iq_buf_adds(b, "\\|"); break;
-		case '<': rc = iq_buf_adds(b, "&lt;"); break;
-		case '>': rc = iq_buf_adds(b, "&gt;"); break;
-		case '&': rc = iq_buf_adds(b, "&amp;"); break;
-		case '\\': rc = iq_buf_adds(b, "\\\\"); break;
-		case '`': case '*': case '_': case '[': case ']': case '#': case '~': case '$':
-		case '{': case '}':
-			rc = iq_buf_addc(b, '\\');
-			if (!rc)
-				rc = iq_buf_addc(b, *p);
-			break;
-		case '-': case '+': case '=':
-			/* would start a list or a heading underline at the start */
-			if (p == esc)
-				rc = iq_buf_addc(b, '\\');
-			if (!rc)
-				rc = iq_buf_addc(b, *p);
-			break;
-		default: rc = iq_buf_addc(b, *p);
-		}
-	}
-	free(esc);
-	if (!rc && (cut || nl))
-		rc = iq_buf_adds(b, " …");
-	return rc;
-}
-
-int iq_xml_escape(struct iq_buf *b, const char *s, size_t n)
-{
-	size_t cap = n * 4 + 1;
-	char *esc = iq_xmalloc(cap);
-	iq_escape_display(esc, cap, s, n);
-	int rc = 0;
-	for (const char *p = esc; *p && !rc; p++) {
-		switch (*p) {
-		case '<': rc = iq_buf_adds(b, "&lt;"); break;
-		case '>': rc = iq_buf_adds(b, "&gt;"); break;
-		case '&': rc = iq_buf_adds(b, "&amp;"); break;
-		case '"': rc = iq_buf_adds(b, "&quot;"); break;
-		case '\'': rc = iq_buf_adds(b, "&apos;"); break;
-		default: rc = iq_buf_addc(b, *p);
-		}
-	}
-	free(esc);
-	return rc;
-}
+/* ---- escaping (esc.c escapes, these write) ---- */
 
 void iq_md_put(FILE *out, const char *s, size_t max)
 {
@@ -85,30 +22,13 @@ void iq_md_put(FILE *out, const char *s, size_t max)
 	iq_buf_release(&b);
 }
 
-void iq_md_ref(FILE *out, const char *file, long long line)
+void iq_md_codeput(FILE *out, const char *s, size_t max, int in_table)
 {
-	char esc[1200];
-	size_t n = strlen(file);
-	/* the tail of a long path is the part that tells */
-	if (n > 280) {
-		file += n - 280;
-		n = 280;
-		while (n && ((unsigned char)*file & 0xC0) == 0x80)
-			file++, n--;
-		fputs("`…", out);
-	} else {
-		fputc('`', out);
-	}
-	iq_escape_display(esc, sizeof esc, file, n);
-	for (char *p = esc; *p; p++) {
-		if (*p == '`')
-			fputc('\'', out);
-		else if (*p == '|')
-			fputs("\\|", out);
-		else
-			fputc(*p, out);
-	}
-	fprintf(out, ":%lld`", line);
+	struct iq_buf b;
+	iq_buf_init(&b);
+	if (iq_md_code(&b, s ? s : "", s ? strlen(s) : 0, max, in_table) == 0 && b.p)
+		fputs(b.p, out);
+	iq_buf_release(&b);
 }
 
 static const char *str(json_t *o, const char *k)
@@ -160,19 +80,16 @@ struct pm {
 	const struct iq_pack *pack;
 	const struct iq_report_opts *o;
 	struct iq_tpl_scan *scan;   /* the one read of the records */
+	struct iq_refs refs;        /* what the document cites, E1, E2, ... */
+	json_t *report;             /* the pack's report the document is (NULL:
+				     * no known pattern) */
+	json_t *data;               /* where impact, phases and the timeline's
+				     * figures come from: pat, or a pattern
+				     * that has them */
+	const struct iq_ruleset *rs; /* the packs */
 };
 
 #define M(key) iq_msg(p->lang, key)
-
-static json_t *find_id(json_t *arr, const char *id)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(arr, i, e)
-		if (strcmp(str(e, "id"), id) == 0)
-			return e;
-	return NULL;
-}
 
 static json_t *pack_item(struct pm *p, const char *section, const char *id)
 {
@@ -203,9 +120,26 @@ static void put(struct pm *p, const char *s, size_t max)
 	iq_md_put(p->out, s, max);
 }
 
+/* s as a code span in running text, and in a table cell. */
+static void code(struct pm *p, const char *s)
+{
+	iq_md_codeput(p->out, s, 200, 0);
+}
+
+static void tcode(struct pm *p, const char *s)
+{
+	iq_md_codeput(p->out, s, 200, 1);
+}
+
 static void time_or_dash(struct pm *p, const char *t)
 {
 	fputs(*t ? t : "–", p->out);
+}
+
+/* The short reference [E12] of one evidence object. */
+static void cite(struct pm *p, json_t *e)
+{
+	iq_refs_cite(p->out, iq_refs_add_json(&p->refs, e));
 }
 
 /* Up to max evidence references of an evidence list, ", "-separated. */
@@ -214,7 +148,7 @@ static void refs(struct pm *p, json_t *ev, size_t max)
 	size_t i;
 	json_t *e;
 	if (json_is_object(ev)) {
-		iq_md_ref(p->out, str(ev, "file"), num(ev, "line"));
+		cite(p, ev);
 		return;
 	}
 	json_array_foreach(ev, i, e) {
@@ -223,7 +157,7 @@ static void refs(struct pm *p, json_t *ev, size_t max)
 			break;
 		}
 		fputs(i ? ", " : "", p->out);
-		iq_md_ref(p->out, str(e, "file"), num(e, "line"));
+		cite(p, e);
 	}
 	if (!json_array_size(ev) && !json_is_object(ev))
 		fputs("–", p->out);
@@ -235,7 +169,7 @@ static void quote_line(struct pm *p, json_t *e, const char *indent)
 	if (!e)
 		return;
 	fprintf(p->out, "%s> ", indent);
-	iq_md_ref(p->out, str(e, "file"), num(e, "line"));
+	cite(p, e);
 	fputs(" ", p->out);
 	put(p, str(e, "text"), 240);
 	fputs("\n", p->out);
@@ -309,16 +243,39 @@ static void window_line(struct pm *p)
 	fputs(*start && *end ? ")\n" : "\n", p->out);
 }
 
+/* Is section name one of the report's? The report of no known pattern
+ * has its own few. */
+static int has(struct pm *p, const char *name)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(p->report, "sections"), i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), name) == 0)
+			return 1;
+	return 0;
+}
+
+/* A report text of the pack (summary, root_cause, ...), escaped; 0 when
+ * the report has none that the findings fill. */
+static int report_text(struct pm *p, const char *key, size_t max)
+{
+	struct iq_buf b;
+	iq_buf_init(&b);
+	int ok = p->report && iq_report_text(&b, json_object_get(p->report, key), p->doc, p->pat, p->lang, 1);
+	if (ok && b.p)
+		fprintf(p->out, "%.*s", (int)(b.len < max ? b.len : max), b.p);
+	iq_buf_release(&b);
+	return ok;
+}
+
 static void header(struct pm *p)
 {
 	json_t *pat = p->pat;
-	const char *title = p->pack ? iq_pack_text(p->pack, "title", p->lang) : "";
-	if (!*title)
-		title = pat ? str(pat, "title") : M("incident");
 	fprintf(p->out, "# %s: ", M("title"));
-	put(p, title, 200);
+	if (!p->report || !report_text(p, "title", 300))
+		fputs(M(p->report ? "incident" : "unknown.title"), p->out);
 	fputs("\n\n", p->out);
-	const char *date = str(json_object_get(json_object_get(pat, "phases"), "outage_begins"), "time");
+	const char *date = str(json_object_get(json_object_get(p->data, "phases"), "outage_begins"), "time");
 	if (!*date)
 		date = str(json_array_get(json_object_get(p->doc, "timeline"), 0), "time");
 	fprintf(p->out, "- **%s:** %.10s\n", M("meta.date"), *date ? date : M("unknown"));
@@ -327,25 +284,31 @@ static void header(struct pm *p)
 	fprintf(p->out, "\n- **%s:** ", M("meta.bundle"));
 	size_t i;
 	json_t *e;
+	/* by its file name: the analysing machine's paths are no one's business */
 	json_array_foreach(json_object_get(json_object_get(p->doc, "bundle"), "paths"), i, e) {
 		fputs(i ? ", " : "", p->out);
-		put(p, json_string_value(e), 200);
+		char *name = iq_base_name(json_string_value(e) ? json_string_value(e) : "");
+		code(p, name);
+		free(name);
 	}
 	fprintf(p->out, "\n- **%s:** %s\n", M("meta.times"), M("meta.utc"));
 	window_line(p);
 	if (pat) {
-		fprintf(p->out, "- **%s:** `%s` (%s, %s %.2f)\n", M("meta.verdict"), str(pat, "verdict"),
-			verdict_name(p, str(pat, "verdict")), M("confidence"),
-			json_number_value(json_object_get(pat, "confidence")));
+		fprintf(p->out, "- **%s:** ", M("meta.verdict"));
+		code(p, str(pat, "id"));
+		fputs(" ", p->out);
+		code(p, str(pat, "verdict"));
+		fprintf(p->out, " (%s %.2f)\n", M("confidence"), json_number_value(json_object_get(pat, "confidence")));
 	}
 	json_array_foreach(json_object_get(p->doc, "patterns"), i, e) {
 		if (e == pat)
 			continue;
-		fprintf(p->out, "- **%s:** `", M("meta.other"));
-		put(p, str(e, "id"), 80);
+		fprintf(p->out, "- **%s:** ", M("meta.other"));
+		code(p, str(e, "id"));
 		/* the other patterns' verdicts say whether they happened, in their own terms */
 		const char *v = str(e, "verdict");
-		fprintf(p->out, "` `%s` (%s)", v, strcmp(v, "confirmed") == 0 ? M("verdict.happened") : verdict_name(p, v));
+		fputs(" ", p->out);
+		code(p, v);
 		if (strcmp(p->lang, "en") == 0) {
 			fputs(" — ", p->out);
 			put(p, str(e, "summary"), 200);
@@ -357,68 +320,41 @@ static void header(struct pm *p)
 
 static int64_t phase_t(struct pm *p, const char *name)
 {
-	return iq_json_time(json_object_get(json_object_get(p->pat, "phases"), name), "time");
+	return iq_json_time(json_object_get(json_object_get(p->data, "phases"), name), "time");
 }
 
 static void section_summary(struct pm *p)
 {
 	json_t *pat = p->pat;
 	fprintf(p->out, "## %s\n\n", M("h.summary"));
-	const char *v = str(pat, "verdict");
-	json_t *order = json_object_get(json_object_get(pat, "cascade"), "failure_order");
-	json_t *first = json_array_get(order, 0);
-	if (!first)
-		first = json_array_get(json_object_get(pat, "oom_events"), 0);
-	if ((strcmp(v, "confirmed") == 0 || strcmp(v, "oom_no_cascade") == 0) && first) {
-		json_t *cas = json_object_get(pat, "cascade");
-		if (strcmp(v, "confirmed") == 0)
-			fprintf(p->out, M("sum.what"), num(cas, "pods_affected"), num(cas, "nodes_affected"),
-				E(str(first, "pod")), E(str(first, "node")), E(str(first, "time")));
-		else
-			fprintf(p->out, M("sum.what1"), E(str(first, "pod")), E(str(first, "node")),
-				E(str(first, "time")));
-		fputs(" ", p->out);
-		/* why: the conditions found */
-		size_t i, k = 0;
-		json_t *c;
-		struct iq_buf why;
-		iq_buf_init(&why);
-		json_array_foreach(json_object_get(pat, "conditions"), i, c) {
-			if (!json_is_true(json_object_get(c, "present")))
-				continue;
-			const char *t = title_of(p, str(c, "id"));
-			if (k++)
-				iq_buf_adds(&why, ", ");
-			iq_md_escape(&why, *t ? t : str(c, "id"), strlen(*t ? t : str(c, "id")), 120);
-		}
-		fputs(M(strcmp(v, "confirmed") == 0 ? "sum.why" : "sum.why1"), p->out);
-		if (k)
-			fprintf(p->out, " %s %s.", M("sum.contrib"), why.p ? why.p : "");
-		iq_buf_release(&why);
-	} else {
-		json_t *vi = NULL;
-		for (size_t i = 0; p->pack && i < iq_pack_item_count(p->pack, "verdicts"); i++) {
-			json_t *it = iq_pack_item(p->pack, "verdicts", i);
-			if (strcmp(iq_item_str(it, "verdict"), v) == 0) {
-				vi = it;
-				break;
-			}
-		}
-		fprintf(p->out, "%s: ", verdict_name(p, v));
-		const char *why = vi ? iq_item_text(vi, "why", p->lang) : "";
-		put(p, *why ? why : str(pat, "summary"), 400);
-		fputs(".", p->out);
+	if (!report_text(p, "summary", 4000))
+		put(p, str(pat, "summary"), 600);
+	/* what made it likely: the conditions found */
+	size_t i, k = 0;
+	json_t *c;
+	struct iq_buf why;
+	iq_buf_init(&why);
+	json_array_foreach(has(p, "conditions") ? json_object_get(pat, "conditions") : NULL, i, c) {
+		if (!json_is_true(json_object_get(c, "present")))
+			continue;
+		const char *t = title_of(p, str(c, "id"));
+		if (k++)
+			iq_buf_adds(&why, ", ");
+		iq_md_escape(&why, *t ? t : str(c, "id"), strlen(*t ? t : str(c, "id")), 120);
 	}
+	if (k)
+		fprintf(p->out, " %s %s.", M("sum.contrib"), why.p ? why.p : "");
+	iq_buf_release(&why);
 	int64_t b = phase_t(p, "outage_begins"), e = phase_t(p, "outage_ends");
-	json_t *imp = json_object_get(pat, "impact");
-	if (b != IQ_TIME_NONE && e != IQ_TIME_NONE) {
+	json_t *imp = json_object_get(p->data, "impact");
+	json_t *ph = json_object_get(p->data, "phases");
+	if (b != IQ_TIME_NONE && e != IQ_TIME_NONE && json_is_integer(json_object_get(imp, "failed_requests"))) {
 		char d[IQ_DUR_BUF];
 		fputs(" ", p->out);
 		fprintf(p->out, M("sum.long"), iq_fmt_dur(e - b, p->lang, d),
-			E(str(json_object_get(json_object_get(pat, "phases"), "outage_begins"), "time")),
-			E(str(json_object_get(json_object_get(pat, "phases"), "outage_ends"), "time")),
-			num(imp, "failed_requests"));
-	} else if (json_is_object(imp)) {
+			E(str(json_object_get(ph, "outage_begins"), "time")),
+			E(str(json_object_get(ph, "outage_ends"), "time")), num(imp, "failed_requests"));
+	} else if (json_is_integer(json_object_get(imp, "failed_requests"))) {
 		fputs(" ", p->out);
 		fprintf(p->out, M("sum.failed"), num(imp, "failed_requests"));
 	}
@@ -430,9 +366,78 @@ static void section_summary(struct pm *p)
 	}
 }
 
+/* The report of a bundle where no pattern holds: what was looked for. */
+static void section_checked(struct pm *p)
+{
+	fprintf(p->out, "## %s\n\n", M("h.summary"));
+	size_t n = json_array_size(json_object_get(p->doc, "patterns"));
+	fprintf(p->out, M("unknown.summary"), n);
+	json_t *imp = json_object_get(p->data, "impact");
+	if (json_integer_value(json_object_get(imp, "failed_requests")) > 0) {
+		fputs(" ", p->out);
+		fprintf(p->out, M("sum.failed"), num(imp, "failed_requests"));
+	}
+	fprintf(p->out, "\n\n## %s\n\n", M("h.checked"));
+	fprintf(p->out, "| %s | %s | %s | %s |\n| --- | --- | --- | --- |\n", M("col.pattern"), M("col.verdict"),
+		M("col.checked"), M("col.found"));
+	size_t i;
+	json_t *pt;
+	json_array_foreach(json_object_get(p->doc, "patterns"), i, pt) {
+		const struct iq_pack *pk = p->rs ? iq_rules_find(p->rs, str(pt, "id")) : NULL;
+		const char *t = pk ? iq_pack_text(pk, "title", p->lang) : str(pt, "title");
+		fputs("| ", p->out);
+		put(p, *t ? t : str(pt, "id"), 120);
+		fputs(" (", p->out);
+		tcode(p, str(pt, "id"));
+		fputs(") | ", p->out);
+		tcode(p, str(pt, "verdict"));
+		fputs(" | ", p->out);
+		const char *secs[] = {"signals", "boundaries", "conditions"};
+		int k = 0;
+		for (int sgi = 0; sgi < 3; sgi++) {
+			size_t j;
+			json_t *x;
+			json_array_foreach(json_object_get(pt, secs[sgi]), j, x) {
+				fputs(k++ ? ", " : "", p->out);
+				tcode(p, str(x, "id"));
+			}
+		}
+		fputs(" | ", p->out);
+		k = 0;
+		for (int sgi = 0; sgi < 3; sgi++) {
+			size_t j;
+			json_t *x;
+			json_array_foreach(json_object_get(pt, secs[sgi]), j, x) {
+				if (!json_is_true(json_object_get(x, "present")))
+					continue;
+				fputs(k++ ? ", " : "", p->out);
+				tcode(p, str(x, "id"));
+				fputs(" ", p->out);
+				refs(p, json_object_get(x, "evidence"), 1);
+			}
+		}
+		if (!k)
+			fputs(M("unknown.nothing"), p->out);
+		fputs(" |\n", p->out);
+	}
+	fprintf(p->out, "\n%s\n\n", M("unknown.next"));
+	json_t *miss = json_object_get(p->data, "sources_missing");
+	if (json_array_size(miss)) {
+		fprintf(p->out, "%s ", M("unknown.missing"));
+		json_array_foreach(miss, i, pt) {
+			fputs(i ? ", " : "", p->out);
+			if (json_is_string(pt))
+				put(p, json_string_value(pt), 200);
+			else
+				put(p, str(pt, "source"), 200);
+		}
+		fputs(".\n\n", p->out);
+	}
+}
+
 static void section_impact(struct pm *p)
 {
-	json_t *pat = p->pat, *imp = json_object_get(pat, "impact");
+	json_t *pat = p->data, *imp = json_object_get(pat, "impact");
 	fprintf(p->out, "## %s\n\n", M("h.impact"));
 	if (!json_is_object(imp)) {
 		fprintf(p->out, "%s\n\n", M("impact.none"));
@@ -483,7 +488,7 @@ static void basis(struct pm *p, const char *b)
 
 static void section_detection(struct pm *p)
 {
-	json_t *ph = json_object_get(p->pat, "phases");
+	json_t *ph = json_object_get(p->data, "phases");
 	fprintf(p->out, "## %s\n\n", M("h.detection"));
 	if (!json_is_object(ph)) {
 		fprintf(p->out, "%s\n\n", M("det.none"));
@@ -530,43 +535,46 @@ static json_t *oom_of(struct pm *p, const char *pod, const char *time)
 	return NULL;
 }
 
+/* The evidence list (or object) at a path of the report ("x_evidence"). */
+static json_t *report_evidence(struct pm *p, const char *key)
+{
+	const char *path = p->report ? iq_item_str(p->report, key) : "";
+	return *path ? iq_finding_path(p->doc, p->pat, path) : NULL;
+}
+
 static void section_root_cause(struct pm *p)
 {
 	json_t *pat = p->pat;
 	fprintf(p->out, "## %s\n\n", M("h.root"));
 	json_t *ooms = json_object_get(pat, "oom_events");
-	json_t *o = json_array_get(ooms, 0);
-	if (o) {
-		fprintf(p->out, "**%s** ", M("root.cause"));
-		fprintf(p->out, M("root.first"), E(str(o, "pod")), E(str(o, "node")), E(str(o, "time")));
-		char a[64], b[64], c[64];
-		fputs(" ", p->out);
-		fprintf(p->out, M("root.sizes"), gib_str(p, json_object_get(o, "tried_bytes"), a, sizeof a),
-			gib_str(p, json_object_get(o, "free_bytes"), b, sizeof b),
-			gib_str(p, json_object_get(o, "capacity_bytes"), c, sizeof c));
+	json_t *o;
+	fprintf(p->out, "**%s** ", M("root.cause"));
+	if (report_text(p, "root_cause", 4000)) {
 		fputs("\n\n", p->out);
-		quote_line(p, json_array_get(json_object_get(o, "evidence"), 0), "");
-		fputs("\n", p->out);
+		json_t *ev = report_evidence(p, "root_cause_evidence");
+		json_t *first = json_is_array(ev) ? json_array_get(ev, 0) : ev;
+		if (json_is_object(first)) {
+			quote_line(p, first, "");
+			fputs("\n", p->out);
+		}
+		json_decref(ev);
 	} else {
-		fprintf(p->out, "%s\n\n", M("root.nooom"));
+		fprintf(p->out, "%s\n\n", M("root.unknown"));
 	}
-	json_t *q = find_id(json_object_get(pat, "questions"), "max-batch-and-seq");
-	if (q) {
-		fprintf(p->out, "**%s** ", M("root.trigger"));
-		struct iq_buf b;
-		iq_buf_init(&b);
-		if (strcmp(p->lang, "en") != 0 &&
-		    iq_question_answer_tr(&b, "max-batch-and-seq", json_object_get(q, "data")))
-			put(p, b.p, 600);
-		else
-			put(p, str(q, "answer"), 600);
-		iq_buf_release(&b);
-		fputs(" ", p->out);
-		refs(p, json_object_get(q, "evidence"), 2);
+	fprintf(p->out, "**%s** ", M("root.trigger"));
+	if (report_text(p, "trigger", 4000)) {
+		json_t *ev = report_evidence(p, "trigger_evidence");
+		if (ev) {
+			fputs(" ", p->out);
+			refs(p, ev, 2);
+		}
+		json_decref(ev);
 		fputs("\n\n", p->out);
+	} else {
+		fprintf(p->out, "%s\n\n", M("root.notrigger"));
 	}
 	json_t *order = json_object_get(json_object_get(pat, "cascade"), "failure_order");
-	if (json_array_size(order)) {
+	if (has(p, "failure_order") && json_array_size(order)) {
 		fprintf(p->out, "### %s\n\n| # | %s | %s | %s | %s | %s |\n| ---: | --- | --- | --- | ---: | --- |\n",
 			M("root.order"), M("col.pod"), M("col.node"), M("col.oomtime"), M("col.tried"),
 			M("col.evidence"));
@@ -590,7 +598,7 @@ static void section_root_cause(struct pm *p)
 		fputs("\n", p->out);
 	}
 	json_t *ls = json_object_get(json_object_get(pat, "cascade"), "load_shift");
-	if (json_array_size(ls)) {
+	if (has(p, "load_shift") && json_array_size(ls)) {
 		fprintf(p->out, "%s\n\n", M("root.shift"));
 		size_t i;
 		json_t *x;
@@ -604,14 +612,16 @@ static void section_root_cause(struct pm *p)
 		fputs("\n", p->out);
 	}
 	/* signals */
+	size_t i;
+	json_t *s;
+	if (has(p, "signals")) {
 	fprintf(p->out, "### %s\n\n| %s | %s | %s | %s | %s | %s |\n| --- | --- | ---: | --- | --- | --- |\n",
 		M("root.signals"), M("col.signal"), M("col.found"), M("col.count"), M("col.first"),
 		M("col.last"), M("col.evidence"));
-	size_t i;
-	json_t *s;
 	json_array_foreach(json_object_get(pat, "signals"), i, s) {
 		const char *t = title_of(p, str(s, "id"));
-		fprintf(p->out, "| `%s`", str(s, "id"));
+		fputs("| ", p->out);
+		tcode(p, str(s, "id"));
 		if (*t) {
 			fputs(" ", p->out);
 			put(p, t, 120);
@@ -626,7 +636,8 @@ static void section_root_cause(struct pm *p)
 		fputs(" |\n", p->out);
 	}
 	fputs("\n", p->out);
-	if (json_array_size(ooms)) {
+	}
+	if (has(p, "oom_events") && json_array_size(ooms)) {
 		fprintf(p->out, "### %s\n\n| %s | %s | %s | %s | %s | %s | %s |\n"
 				"| --- | --- | --- | ---: | ---: | ---: | --- |\n",
 			M("root.ooms"), M("col.time"), M("col.node"), M("col.pod"), M("col.tried"),
@@ -648,14 +659,14 @@ static void section_root_cause(struct pm *p)
 		fputs("\n", p->out);
 	}
 	json_t *saw = json_object_get(pat, "sawtooth");
-	if (json_array_size(saw)) {
+	if (has(p, "sawtooth") && json_array_size(saw)) {
 		fprintf(p->out, "### %s\n\n", M("root.saw"));
 		json_array_foreach(saw, i, s) {
 			fputs("- ", p->out);
 			put(p, str(s, "node"), 64);
-			fputs(" `", p->out);
-			put(p, str(s, "gpu"), 64);
-			fputs("`: ", p->out);
+			fputs(" ", p->out);
+			code(p, str(s, "gpu"));
+			fputs(": ", p->out);
 			fprintf(p->out, M("root.sawfmt"), num(s, "cycles"),
 				json_number_value(json_object_get(s, "peak_ratio")) * 100,
 				json_array_size(json_object_get(s, "deaths")));
@@ -666,7 +677,7 @@ static void section_root_cause(struct pm *p)
 		fputs("\n", p->out);
 	}
 	json_t *sg = json_object_get(pat, "lb_5xx_surge");
-	if (json_is_object(sg)) {
+	if (has(p, "surge") && json_is_object(sg)) {
 		fprintf(p->out, "### %s\n\n", M("root.surge"));
 		fprintf(p->out, M("impact.surgefmt"), E(str(sg, "start")), E(str(sg, "end")),
 			num(sg, "peak_per_minute"), num(sg, "count_502"), num(sg, "count_503"),
@@ -687,7 +698,7 @@ static void section_root_cause(struct pm *p)
 		}
 	}
 	json_t *cl = json_object_get(pat, "crash_loops");
-	if (json_array_size(cl)) {
+	if (has(p, "crash_loops") && json_array_size(cl)) {
 		fprintf(p->out, "### %s\n\n", M("root.crash"));
 		json_array_foreach(cl, i, s) {
 			fputs("- ", p->out);
@@ -720,7 +731,9 @@ static void condition_list(struct pm *p, int want_true, int want_null, const cha
 			put(p, t, 160);
 			fputs("** ", p->out);
 		}
-		fprintf(p->out, "(`%s`): ", str(c, "id"));
+		fputs("(", p->out);
+		code(p, str(c, "id"));
+		fputs("): ", p->out);
 		put(p, str(c, "detail"), 400);
 		if (json_array_size(json_object_get(c, "evidence"))) {
 			fputs(" ", p->out);
@@ -748,7 +761,7 @@ static void section_boundaries(struct pm *p)
 {
 	fprintf(p->out, "## %s\n\n", M("h.not"));
 	json_t *bs = json_object_get(p->pat, "boundaries");
-	if (!json_array_size(bs)) {
+	if (!json_array_size(bs) && json_array_size(json_object_get(p->doc, "patterns")) < 2) {
 		fprintf(p->out, "%s\n\n", M("not.none"));
 		return;
 	}
@@ -758,7 +771,9 @@ static void section_boundaries(struct pm *p)
 		const char *id = str(b, "id");
 		const char *t = title_of(p, id);
 		int present = json_is_true(json_object_get(b, "present"));
-		fprintf(p->out, "- **`%s`**", id);
+		fputs("- **", p->out);
+		code(p, id);
+		fputs("**", p->out);
 		if (*t) {
 			fputs(" ", p->out);
 			put(p, t, 160);
@@ -806,6 +821,26 @@ static void section_boundaries(struct pm *p)
 		}
 		fputs("\n", p->out);
 	}
+	/* the other patterns that did not happen, in their own terms */
+	json_array_foreach(json_object_get(p->doc, "patterns"), i, b) {
+		const char *v = str(b, "verdict");
+		if (b == p->pat || strcmp(v, "confirmed") == 0 || strcmp(v, "oom_no_cascade") == 0)
+			continue;
+		const struct iq_pack *pk = p->rs ? iq_rules_find(p->rs, str(b, "id")) : NULL;
+		const char *t = pk ? iq_pack_text(pk, "title", p->lang) : str(b, "title");
+		fputs("- **", p->out);
+		put(p, *t ? t : str(b, "id"), 160);
+		fputs("** (", p->out);
+		code(p, str(b, "id"));
+		fputs("): ", p->out);
+		code(p, v);
+		fprintf(p->out, " (%s)", verdict_name(p, v));
+		if (strcmp(p->lang, "en") == 0 && *str(b, "summary")) {
+			fputs(" — ", p->out);
+			put(p, str(b, "summary"), 300);
+		}
+		fputs("\n", p->out);
+	}
 	fputs("\n", p->out);
 }
 
@@ -818,7 +853,9 @@ struct trow {
 	const char *mark;     /* catalogue text, or NULL */
 	char tag[48];
 	char *node, *pod, *what, *file;
-	long long line;
+	long long line, nlines;
+	char *etext;          /* the evidence's own text, when not what */
+	char etime[IQ_TIME_BUF];
 };
 
 struct rows {
@@ -859,6 +896,9 @@ static void row_ev(struct trow *r, json_t *e)
 {
 	r->file = dup_or_empty(str(e, "file"));
 	r->line = num(e, "line");
+	r->nlines = num(e, "nlines");
+	r->etext = dup_or_empty(str(e, "text"));
+	snprintf(r->etime, sizeof r->etime, "%s", str(e, "time"));
 }
 
 #define TL_DB_ROWS 400
@@ -873,7 +913,7 @@ static void tl_from_db(struct pm *p, struct rows *rs)
 	for (int k = 0; k < 2; k++) {
 		size_t i;
 		json_t *s;
-		json_array_foreach(json_object_get(p->pat, secs[k]), i, s)
+		json_array_foreach(json_object_get((p->pat ? p->pat : p->data), secs[k]), i, s)
 			json_array_append_new(ids, json_string(str(s, "id")));
 	}
 	char *idtxt = json_dumps(ids, JSON_COMPACT);
@@ -892,7 +932,7 @@ static void tl_from_db(struct pm *p, struct rows *rs)
 		free(idtxt);
 		return;
 	}
-	sqlite3_bind_text(q, 1, str(p->pat, "id"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 1, str((p->pat ? p->pat : p->data), "id"), -1, SQLITE_STATIC);
 	sqlite3_bind_text(q, 2, idtxt, -1, SQLITE_STATIC);
 	int first_oom = 1;
 	while (sqlite3_step(q) == SQLITE_ROW) {
@@ -918,7 +958,7 @@ static void tl_from_db(struct pm *p, struct rows *rs)
 
 static void tl_from_findings(struct pm *p, struct rows *rs)
 {
-	json_t *ph = json_object_get(p->pat, "phases");
+	json_t *ph = json_object_get(p->data, "phases");
 	for (size_t i = 0; i < IQ_ARRAY_LEN(phases); i++) {
 		json_t *x = json_object_get(ph, phases[i]);
 		int64_t t = iq_json_time(x, "time");
@@ -937,7 +977,7 @@ static void tl_from_findings(struct pm *p, struct rows *rs)
 		if (e)
 			row_ev(r, e);
 	}
-	json_t *sg = json_object_get(p->pat, "lb_5xx_surge");
+	json_t *sg = json_object_get(p->data, "lb_5xx_surge");
 	if (json_is_object(sg)) {
 		json_t *ev = json_object_get(sg, "evidence");
 		for (int k = 0; k < 2; k++) {
@@ -958,7 +998,7 @@ static void tl_from_findings(struct pm *p, struct rows *rs)
 	}
 	size_t i;
 	json_t *x;
-	json_array_foreach(json_object_get(p->pat, "recovery"), i, x) {
+	json_array_foreach(json_object_get(p->data, "recovery"), i, x) {
 		int64_t t = iq_json_time(x, "ready");
 		if (t == IQ_TIME_NONE)
 			continue;
@@ -988,12 +1028,16 @@ static void tl_print(struct pm *p, const struct trow *r, int from_log)
 	fputs(" | ", p->out);
 	if (r->mark)
 		fprintf(p->out, "**%s** ", r->mark);
-	if (*r->tag)
-		fprintf(p->out, "`%s` ", r->tag);
+	if (*r->tag) {
+		tcode(p, r->tag);
+		fputs(" ", p->out);
+	}
 	put(p, r->what ? r->what : "", from_log ? 160 : 300);
 	fputs(" | ", p->out);
 	if (r->file && *r->file)
-		iq_md_ref(p->out, r->file, r->line);
+		iq_refs_cite(p->out, iq_refs_add(&p->refs, r->file, r->line, r->nlines,
+						 r->etext ? r->etime : iq_time_fmt_ms(r->t, tb),
+						 r->etext ? r->etext : r->what, NULL));
 	else
 		fputs("–", p->out);
 	fputs(" |\n", p->out);
@@ -1068,6 +1112,7 @@ static void section_timeline(struct pm *p)
 		free(rs.r[i].pod);
 		free(rs.r[i].what);
 		free(rs.r[i].file);
+		free(rs.r[i].etext);
 	}
 	free(rs.r);
 }
@@ -1089,7 +1134,9 @@ static void section_questions(struct pm *p)
 		const char *text = it ? iq_item_text(it, "question", p->lang) : "";
 		fprintf(p->out, "### %zu. ", i + 1);
 		put(p, *text ? text : str(q, "question"), 300);
-		fprintf(p->out, "\n\n`%s` — ", str(q, "id"));
+		fputs("\n\n", p->out);
+		code(p, str(q, "id"));
+		fputs(" — ", p->out);
 		struct iq_buf b;
 		iq_buf_init(&b);
 		if (strcmp(p->lang, "en") != 0 &&
@@ -1364,136 +1411,41 @@ static void section_limits(struct pm *p)
 
 /* ---- guidance and action items ---- */
 
-/* Does the finding id call for guidance? *kind names what it is. */
-static int calls_for(struct pm *p, const char *id, const char **kind)
-{
-	json_t *x;
-	if ((x = find_id(json_object_get(p->pat, "signals"), id))) {
-		*kind = "kind.signal";
-		return json_is_true(json_object_get(x, "present"));
-	}
-	if ((x = find_id(json_object_get(p->pat, "conditions"), id))) {
-		*kind = "kind.condition";
-		return json_is_true(json_object_get(x, "present"));
-	}
-	if ((x = find_id(json_object_get(p->pat, "boundaries"), id))) {
-		*kind = "kind.boundary";
-		return json_is_true(json_object_get(x, "present"));
-	}
-	if ((x = find_id(json_object_get(p->pat, "questions"), id))) {
-		/* a question calls for it when its answer shows a gap */
-		json_t *d = json_object_get(x, "data");
-		*kind = "kind.question";
-		if (strcmp(id, "batching-ceilings") == 0)
-			return json_is_false(json_object_get(d, "batch_cap_present")) ||
-			       json_is_false(json_object_get(d, "queue_delay_cap_present"));
-		if (strcmp(id, "paged-attention") == 0)
-			return json_is_false(json_object_get(d, "enabled"));
-		if (strcmp(id, "recovery") == 0)
-			return json_is_true(json_object_get(d, "thundering_herd"));
-		if (strcmp(id, "max-batch-and-seq") == 0)
-			return json_is_number(json_object_get(d, "max_batch_size")) ||
-			       json_is_number(json_object_get(d, "max_seq_len"));
-		if (strcmp(id, "failure-order") == 0)
-			return json_array_size(json_object_get(d, "pods")) >= 2;
-		if (strcmp(id, "impact") == 0)
-			return json_integer_value(json_object_get(d, "failed_requests")) > 0;
-		return 0;
-	}
-	return 0;
-}
-
-struct guide_item {
-	const char *id, *phase, *text;
-	const char *for_ids[16];
-	size_t nfor;
-};
-
-/* The guidance items of the pack, or the built-in table when it has none. */
-static size_t guide_items(struct pm *p, struct guide_item *out, size_t max)
-{
-	size_t n = 0;
-	size_t np = p->pack ? iq_pack_item_count(p->pack, "guidance") : 0;
-	for (size_t i = 0; i < np && n < max; i++) {
-		json_t *it = iq_pack_item(p->pack, "guidance", i);
-		struct guide_item *g = &out[n];
-		memset(g, 0, sizeof *g);
-		g->id = iq_item_str(it, "id");
-		g->phase = iq_item_str(it, "phase");
-		g->text = iq_item_text(it, "text", p->lang);
-		size_t j;
-		json_t *f;
-		json_array_foreach(json_object_get(it, "for"), j, f)
-			if (g->nfor < IQ_ARRAY_LEN(g->for_ids) && json_is_string(f))
-				g->for_ids[g->nfor++] = json_string_value(f);
-		if (*g->text)
-			n++;
-	}
-	if (np)
-		return n;
-	for (size_t i = 0; i < iq_guide_count() && n < max; i++) {
-		const struct iq_guide *b = iq_guide_at(i);
-		struct guide_item *g = &out[n++];
-		memset(g, 0, sizeof *g);
-		g->id = b->id;
-		g->phase = b->phase;
-		g->text = strcmp(p->lang, "tr") == 0 ? b->tr : b->en;
-		for (size_t j = 0; b->for_ids[j] && j < IQ_ARRAY_LEN(b->for_ids); j++)
-			g->for_ids[g->nfor++] = b->for_ids[j];
-	}
-	return n;
-}
-
-static int guide_called(struct pm *p, const struct guide_item *g)
-{
-	const char *kind;
-	for (size_t j = 0; j < g->nfor; j++)
-		if (calls_for(p, g->for_ids[j], &kind))
-			return 1;
-	return 0;
-}
-
-static int pattern_found(struct pm *p)
-{
-	const char *v = str(p->pat, "verdict");
-	return strcmp(v, "confirmed") == 0 || strcmp(v, "oom_no_cascade") == 0 ||
-	       strcmp(v, "inconclusive") == 0;
-}
-
-#define GUIDE_MAX 64
 static const char *const guide_phases[] = {"containment", "remediation", "prevention"};
 
+/* The text of a guidance item of the pack, in the report's language. */
+static const char *guide_text(struct pm *p, const char *id)
+{
+	json_t *it = pack_item(p, "guidance", id);
+	return it ? iq_item_text(it, "text", p->lang) : "";
+}
+
+/* The guidance the findings call for (findings.json's "guidance" of the
+ * pattern: the pack's "when" held over its answers), by phase, with what
+ * called for it; then the action items. */
 static void section_guidance(struct pm *p)
 {
-	fprintf(p->out, "## %s\n\n", M("h.guidance"));
-	if (!pattern_found(p)) {
-		fprintf(p->out, "%s\n\n", M("g.notfound"));
-		return;
-	}
-	struct guide_item *items = iq_xcalloc(GUIDE_MAX, sizeof *items);
-	size_t n = guide_items(p, items, GUIDE_MAX);
-	fprintf(p->out, "%s\n\n", M("g.intro"));
+	json_t *gl = json_object_get(p->pat, "guidance");
+	fprintf(p->out, "## %s\n\n%s\n\n", M("h.guidance"), M("g.intro"));
 	for (size_t ph = 0; ph < IQ_ARRAY_LEN(guide_phases); ph++) {
 		char key[64];
 		snprintf(key, sizeof key, "g.%s", guide_phases[ph]);
 		fprintf(p->out, "### %s\n\n", M(key));
-		size_t k = 0;
-		for (size_t i = 0; i < n; i++) {
-			struct guide_item *g = &items[i];
-			if (strcmp(g->phase, guide_phases[ph]) != 0 || !guide_called(p, g))
+		size_t k = 0, i;
+		json_t *g;
+		json_array_foreach(gl, i, g) {
+			const char *text = guide_text(p, str(g, "id"));
+			if (strcmp(str(g, "phase"), guide_phases[ph]) != 0 || !*text)
 				continue;
 			k++;
 			fputs("- ", p->out);
-			put(p, g->text, 600);
+			put(p, text, 600);
 			fprintf(p->out, " — _%s_", M("g.calledby"));
-			int c = 0;
-			for (size_t j = 0; j < g->nfor; j++) {
-				const char *kind;
-				if (!calls_for(p, g->for_ids[j], &kind))
-					continue;
-				fprintf(p->out, "%s`", c++ ? ", " : " ");
-				put(p, g->for_ids[j], 64);
-				fprintf(p->out, "` (%s)", M(kind));
+			size_t j;
+			json_t *h;
+			json_array_foreach(json_object_get(g, "holds"), j, h) {
+				fputs(j ? ", " : " ", p->out);
+				code(p, str(h, "term"));
 			}
 			fputs("\n", p->out);
 		}
@@ -1503,22 +1455,23 @@ static void section_guidance(struct pm *p)
 	}
 	fprintf(p->out, "## %s\n\n", M("h.actions"));
 	fprintf(p->out, "%s\n\n", M("a.intro"));
-	size_t k = 0;
 	for (size_t ph = 0; ph < IQ_ARRAY_LEN(guide_phases); ph++) {
 		char key[64];
 		snprintf(key, sizeof key, "g.%s", guide_phases[ph]);
-		for (size_t i = 0; i < n; i++) {
-			struct guide_item *g = &items[i];
-			if (strcmp(g->phase, guide_phases[ph]) != 0 || !guide_called(p, g))
+		size_t i;
+		json_t *g;
+		json_array_foreach(gl, i, g) {
+			const char *text = guide_text(p, str(g, "id"));
+			if (strcmp(str(g, "phase"), guide_phases[ph]) != 0 || !*text)
 				continue;
-			k++;
 			fprintf(p->out, "- [ ] **%s:** ", M(key));
-			put(p, g->text, 600);
-			fprintf(p->out, " (`%s`) — %s\n", g->id, M("a.owner"));
+			put(p, text, 600);
+			fputs(" (", p->out);
+			code(p, str(g, "id"));
+			fprintf(p->out, ") — %s\n", M("a.owner"));
 		}
 	}
 	fprintf(p->out, "- [ ] %s — %s\n\n", M("a.review"), M("a.owner"));
-	free(items);
 }
 
 static void section_lessons(struct pm *p)
@@ -1569,7 +1522,7 @@ static void section_coverage(struct pm *p)
 				break;
 			}
 			fputs("- ", out);
-			put(p, json_string_value(u), 300);
+			put(p, iq_refs_rel(&p->refs, json_string_value(u) ? json_string_value(u) : ""), 300);
 			fputc('\n', out);
 		}
 		fputc('\n', out);
@@ -1588,13 +1541,14 @@ static void section_coverage(struct pm *p)
 					M("col.example"));
 			any = 1;
 			fputs("| ", out);
-			put(p, (const char *)sqlite3_column_text(q, 0), 300);
+			put(p, iq_refs_rel(&p->refs, (const char *)sqlite3_column_text(q, 0)), 300);
 			fputs(" | ", out);
 			put(p, (const char *)sqlite3_column_text(q, 1), 80);
 			fprintf(out, " | %lld | ", sqlite3_column_int64(q, 2));
-			iq_md_ref(out, (const char *)sqlite3_column_text(q, 0), sqlite3_column_int64(q, 3));
-			fputs(" | ", out);
 			const char *ex = (const char *)sqlite3_column_text(q, 4);
+			iq_refs_cite(out, iq_refs_add(&p->refs, (const char *)sqlite3_column_text(q, 0),
+						      sqlite3_column_int64(q, 3), 1, "", ex, NULL));
+			fputs(" | ", out);
 			put(p, ex ? ex : "", 120);
 			fputs(" |\n", out);
 		}
@@ -1611,7 +1565,7 @@ static void section_coverage(struct pm *p)
 				fprintf(out, "### %s\n\n", M("cov.problems"));
 			any = 1;
 			fputs("- ", out);
-			put(p, (const char *)sqlite3_column_text(q, 0), 300);
+			put(p, iq_refs_rel(&p->refs, (const char *)sqlite3_column_text(q, 0)), 300);
 			fputs(": ", out);
 			put(p, (const char *)sqlite3_column_text(q, 1), 300);
 			fputc('\n', out);
@@ -1634,9 +1588,9 @@ static void section_coverage(struct pm *p)
 		const char *what = iq_msg(p->lang, key);
 		if (strcmp(what, key) == 0)
 			what = M("tshow.inherited");
-		fprintf(out, "- %lld %s (`", nhow, what);
-		put(p, how, 32);
-		fputs("`).\n", out);
+		fprintf(out, "- %lld %s (", nhow, what);
+		code(p, how);
+		fputs(").\n", out);
 	}
 	if (hows)
 		fputc('\n', out);
@@ -1690,37 +1644,55 @@ static void section_coverage(struct pm *p)
 
 /* ---- reproduce ---- */
 
+/* The SQL to check the figures; need says which report it belongs to:
+ * "oom" one with CUDA OOM events, "host-oom" one whose pattern has that
+ * finding, NULL every report. */
 static const struct {
 	const char *key;
 	const char *sql;
+	const char *need;
 } repro[] = {
 	{"rep.oom", "SELECT time, node, pod, file, line FROM timeline WHERE record_id IN"
-		    " (SELECT record_id FROM signal_matches WHERE signal = 'cuda-oom') ORDER BY ts"},
+		    " (SELECT record_id FROM signal_matches WHERE signal = 'cuda-oom') ORDER BY ts", "oom"},
 	{"rep.order", "SELECT pod, node, min(time) AS first_oom FROM timeline WHERE record_id IN"
 		      " (SELECT record_id FROM signal_matches WHERE signal = 'cuda-oom')"
-		      " GROUP BY pod ORDER BY first_oom"},
-	{"rep.failed", "SELECT count(*) AS failed_requests FROM http_requests WHERE status >= 500"},
+		      " GROUP BY pod ORDER BY first_oom", "oom"},
+	{"rep.failed", "SELECT count(*) AS failed_requests FROM http_requests WHERE status >= 500", NULL},
 	{"rep.5xx", "SELECT strftime('%H:%M', ts / 1000000000, 'unixepoch') AS minute, count(*) AS n_5xx"
-		    " FROM http_requests WHERE status >= 500 GROUP BY minute ORDER BY minute"},
+		    " FROM http_requests WHERE status >= 500 GROUP BY minute ORDER BY minute", NULL},
 	{"rep.upstream", "SELECT strftime('%H:%M', h.ts / 1000000000, 'unixepoch') AS minute, u.addr,"
 			 " count(*) AS attempts, sum(u.status >= 500) AS failed FROM http_upstreams u"
 			 " JOIN http_requests h ON h.record_id = u.record_id GROUP BY minute, u.addr"
-			 " ORDER BY minute, u.addr"},
+			 " ORDER BY minute, u.addr", NULL},
 	{"rep.gpu", "SELECT node, gpu_index, max(mem_used_mib) AS peak_mib, max(mem_total_mib) AS total_mib,"
 		    " round(100.0 * max(mem_used_mib / mem_total_mib), 1) AS peak_pct FROM gpu_samples"
-		    " GROUP BY node, gpu_index ORDER BY node, gpu_index"},
+		    " GROUP BY node, gpu_index ORDER BY node, gpu_index", NULL},
 	{"rep.host", "SELECT time, node, file, line, text FROM timeline WHERE record_id IN"
-		     " (SELECT record_id FROM signal_matches WHERE signal = 'host-oom') ORDER BY ts"},
-	{"rep.findings", "SELECT pack, verdict FROM findings ORDER BY pack"},
+		     " (SELECT record_id FROM signal_matches WHERE signal = 'host-oom') ORDER BY ts", "host-oom"},
+	{"rep.findings", "SELECT pack, verdict FROM findings ORDER BY pack", NULL},
 };
+
+/* Does the report's pattern have a signal or boundary id? */
+static int pack_item_signal(struct pm *p, const char *id)
+{
+	return p->report && p->pack && iq_pack_find_signal(p->pack, id) != NULL;
+}
 
 static void section_reproduce(struct pm *p)
 {
 	fprintf(p->out, "## %s\n\n%s\n\n", M("h.reproduce"), M("rep.intro"));
 	fputs("```sh\n", p->out);
-	for (size_t i = 0; i < IQ_ARRAY_LEN(repro); i++)
-		fprintf(p->out, "%s# %s\ninquest query --db inquest.db \"%s\"\n", i ? "\n" : "",
+	int k = 0;
+	for (size_t i = 0; i < IQ_ARRAY_LEN(repro); i++) {
+		const char *need = repro[i].need;
+		if (need && strcmp(need, "oom") == 0 && !(p->report && has(p, "oom_events")))
+			continue;
+		if (need && strcmp(need, "host-oom") == 0 &&
+		    !pack_item_signal(p, need))
+			continue;
+		fprintf(p->out, "%s# %s\ninquest query --db inquest.db \"%s\"\n", k++ ? "\n" : "",
 			M(repro[i].key), repro[i].sql);
+	}
 	fprintf(p->out, "\n# %s\ninquest query --db inquest.db \"%s\"\n```\n\n", M("rep.tpl"), iq_tpl_sql);
 }
 
@@ -1730,52 +1702,81 @@ int iq_render_postmortem(json_t *doc, struct iq_store *s, const struct iq_report
 	struct iq_report_opts def = {0};
 	if (!o)
 		o = &def;
-	struct pm pm = {out, doc, NULL, s, o->lang && strcmp(o->lang, "tr") == 0 ? "tr" : "en", NULL, o, NULL};
+	struct pm pm;
+	memset(&pm, 0, sizeof pm);
+	pm.out = out;
+	pm.doc = doc;
+	pm.s = s;
+	pm.lang = o->lang && strcmp(o->lang, "tr") == 0 ? "tr" : "en";
+	pm.o = o;
+	iq_refs_init(&pm.refs);
+	iq_refs_set_bundles(&pm.refs, json_object_get(json_object_get(doc, "bundle"), "paths"));
 	struct pm *p = &pm;
-	size_t i;
-	json_t *e;
-	json_array_foreach(json_object_get(doc, "patterns"), i, e)
-		if (strcmp(str(e, "id"), "gpu-oom-cascade") == 0)
-			pm.pat = e;
-	if (!pm.pat)
-		pm.pat = json_array_get(json_object_get(doc, "patterns"), 0);
 	struct iq_ruleset own;
 	int own_used = 0;
-	const struct iq_ruleset *rs = o->rs;
-	if (!rs) {
+	pm.rs = o->rs;
+	if (!pm.rs) {
 		struct iq_diag d = {{0}};
 		iq_rules_init(&own);
 		own_used = 1;
 		if (iq_rules_load_builtin(&own, &d) == 0)
-			rs = &own;
+			pm.rs = &own;
 	}
-	if (rs && pm.pat)
-		pm.pack = iq_rules_find(rs, str(pm.pat, "id"));
+	/* the report the findings call for, in its pack's words */
+	iq_report_primary(doc, pm.rs, &pm.pat, &pm.pack, &pm.report);
+	/* impact, phases and charts from the pattern, or one that has them */
+	pm.data = json_is_object(json_object_get(pm.pat, "phases")) ? pm.pat : NULL;
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(doc, "patterns"), i, e)
+		if (!pm.data && json_is_object(json_object_get(e, "phases")))
+			pm.data = e;
 	/* the read of all records runs while the sections before the
 	 * coverage are written */
 	pm.scan = iq_tpl_scan_start(s);
 	header(p);
-	if (pm.pat) {
-		section_summary(p);
-		section_impact(p);
-		section_detection(p);
-		section_root_cause(p);
-		section_conditions(p);
-		section_boundaries(p);
-		section_timeline(p);
-		iq_charts_section(out, doc, pm.pat, s, pm.lang, o->charts_dir,
-				  o->charts_href ? o->charts_href : "charts");
-		section_questions(p);
-		section_limits(p);
-		section_guidance(p);
-		section_lessons(p);
-	} else {
+	if (!json_array_size(json_object_get(doc, "patterns"))) {
 		fprintf(out, "%s\n\n", M("nopattern"));
+	} else if (!pm.report) {
+		section_checked(p);
+		section_impact(p);
+		section_timeline(p);
+		iq_charts_section(out, doc, pm.data, s, pm.lang, o->charts_dir,
+				  o->charts_href ? o->charts_href : "charts");
+	} else {
+		section_summary(p);
+		if (has(p, "impact"))
+			section_impact(p);
+		if (has(p, "detection"))
+			section_detection(p);
+		section_root_cause(p);
+		if (has(p, "conditions"))
+			section_conditions(p);
+		if (has(p, "not"))
+			section_boundaries(p);
+		if (has(p, "timeline"))
+			section_timeline(p);
+		if (has(p, "charts"))
+			iq_charts_section(out, doc, pm.data, s, pm.lang, o->charts_dir,
+					  o->charts_href ? o->charts_href : "charts");
+		if (has(p, "questions"))
+			section_questions(p);
+		if (has(p, "limits"))
+			section_limits(p);
+		if (has(p, "guidance"))
+			section_guidance(p);
+		if (has(p, "lessons"))
+			section_lessons(p);
 	}
 	section_coverage(p);
 	section_reproduce(p);
-	iq_tpl_appendix(out, pm.scan, pm.lang);
+	iq_tpl_appendix(out, pm.scan, pm.lang, &pm.refs);
 	iq_tpl_scan_free(pm.scan);
+	iq_refs_table(out, &pm.refs, pm.lang);
+	if (o->refs_out)
+		*o->refs_out = pm.refs;
+	else
+		iq_refs_release(&pm.refs);
 	if (own_used)
 		iq_rules_release(&own);
 	return ferror(out) ? IQ_ERR_INPUT : 0;
@@ -1792,7 +1793,7 @@ int iq_render_md(json_t *doc, struct iq_store *s, const char *lang, FILE *out)
 		dir = iq_xmalloc(n + 8);
 		snprintf(dir, n + 8, "%.*s/charts", (int)n, slash ? db : ".");
 	}
-	struct iq_report_opts o = {lang, dir, "charts", NULL};
+	struct iq_report_opts o = {lang, dir, "charts", NULL, NULL};
 	int rc = iq_render_postmortem(doc, s, &o, out);
 	free(dir);
 	return rc;

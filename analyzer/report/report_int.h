@@ -38,8 +38,8 @@ const char *iq_basis_tr(const char *en);
 
 /* Escaped inline text (iq_md_escape) written to out. */
 void iq_md_put(FILE *out, const char *s, size_t max);
-/* A bundle path and line as inline code `file:line`, safe in tables. */
-void iq_md_ref(FILE *out, const char *file, long long line);
+/* s as a code span (iq_md_code) written to out. */
+void iq_md_codeput(FILE *out, const char *s, size_t max, int in_table);
 /* Time of member k of o (RFC 3339) in UTC ns, or IQ_TIME_NONE. */
 int64_t iq_json_time(json_t *o, const char *k);
 /* The clock offset of node from doc's clock_skew (node minus reference),
@@ -48,12 +48,69 @@ int64_t iq_json_time(json_t *o, const char *k);
 #define IQ_DUR_BUF 64
 char *iq_fmt_dur(int64_t ns, const char *lang, char *out);
 
+/* ---- story.c: which pattern the postmortem tells, in the pack's words ---- */
+
+struct iq_pack;
+/* The report the postmortem is written as: of the packs' "reports", the
+ * one with the highest priority whose verdict its pattern reached. Sets
+ * *pat (the finding), *pack and *report (the pack's JSON, borrowed);
+ * returns 0 (all NULL) when none holds: no known incident pattern. */
+int iq_report_primary(json_t *doc, const struct iq_ruleset *rs, json_t **pat,
+		      const struct iq_pack **pack, json_t **report);
+/* The value at path in the finding pat ("a.b.0.c": members, array
+ * indexes, array elements by "id", "*" maps the rest over an array), or in
+ * another pattern of doc with "@ID." first. New reference, or NULL. */
+json_t *iq_finding_path(json_t *doc, json_t *pat, const char *path);
+/* Evaluates a when expression over the finding pat (signal:, boundary:,
+ * condition:[=false|null], data:QUESTION.KEY[OP VALUE]); every term read is
+ * appended to terms ({term, value, holds}) when it is not NULL. 1 or 0 (a
+ * syntax error is 0). */
+int iq_finding_when(json_t *doc, json_t *pat, const char *when, json_t *terms);
+/* Appends a report text (one template {en, tr, when?} or a list: the first
+ * whose when holds and whose placeholders all resolve) to out, Markdown-
+ * escaped when md is set. 1 when one was written, else 0. */
+int iq_report_text(struct iq_buf *out, json_t *tmpl, json_t *doc, json_t *pat, const char *lang, int md);
+
+/* ---- refs.c: the evidence the postmortem cites ---- */
+
+struct iq_ref {
+	char *file;           /* path as in the database ("b.tgz!x/y.log") */
+	long long line, nlines;
+	char *time, *text;    /* "" when unknown */
+	char *summary;        /* NULL when none */
+};
+struct iq_refs {
+	struct iq_ref *r;     /* r[k] is E(k+1) */
+	size_t n, cap;
+	char **prefix;        /* the bundles' file names */
+	size_t nprefix;
+};
+void iq_refs_init(struct iq_refs *rs);
+void iq_refs_release(struct iq_refs *rs);
+/* The number (E<n>, from 1) of the cited line file:line, added at the end
+ * when it is new; 0 (nothing cited) for an empty file. Strings are copied. */
+size_t iq_refs_add(struct iq_refs *rs, const char *file, long long line, long long nlines,
+		   const char *time, const char *text, const char *summary);
+/* The same for an evidence object {file, line, nlines, time, text, summary}. */
+size_t iq_refs_add_json(struct iq_refs *rs, json_t *ev);
+/* Writes the citation of E<n>: "[En](#en)", or "–" for 0. */
+void iq_refs_cite(FILE *out, size_t n);
+/* The bundles the paths start with (findings' bundle.paths). */
+void iq_refs_set_bundles(struct iq_refs *rs, json_t *paths);
+/* file relative to its bundle's root when there is one bundle (the name
+ * says nothing then), else file itself. Borrowed from file. */
+const char *iq_refs_rel(const struct iq_refs *rs, const char *file);
+/* The file name of a path ("/x/y/b.tar.gz" -> "b.tar.gz"). Caller frees. */
+char *iq_base_name(const char *path);
+/* The evidence section: one row per reference, in number order. */
+void iq_refs_table(FILE *out, const struct iq_refs *rs, const char *lang);
+
 /* ---- charts.c / svg.c ---- */
 
 #define IQ_CHART_SERIES 8
 #define IQ_CHART_MARKS 48
 #define IQ_CHART_MAX_BUCKETS 240
-#define IQ_MERMAID_POINTS 60
+#define IQ_MERMAID_POINTS 30
 
 struct iq_series {
 	char name[96];
@@ -77,7 +134,10 @@ struct iq_chart {
 	size_t nb;
 	struct iq_series *ser;
 	size_t nser;
-	double ymax;
+	double ymin, ymax;    /* the value axis; values below ymin sit at its foot */
+	int stacked;          /* bars: the series stacked, one colour each */
+	int panels;           /* lines: one panel per series (small multiples) */
+	char below_label[96]; /* what a value below ymin means, or "" */
 	double hline;         /* a reference line (100 %), or < 0 for none */
 	char hline_label[48];
 	struct iq_mark marks[IQ_CHART_MARKS];
@@ -134,7 +194,7 @@ size_t iq_tpl_scan_ts_how(struct iq_tpl_scan *sc, size_t i, const char **how, lo
 /* The unexplained-errors appendix: error and warning records no signal
  * explained, grouped into templates (bounded memory), the top ones as a
  * table. */
-void iq_tpl_appendix(FILE *out, struct iq_tpl_scan *sc, const char *lang);
+void iq_tpl_appendix(FILE *out, struct iq_tpl_scan *sc, const char *lang, struct iq_refs *refs);
 /* How many records the read kept (and, in *overflow when not NULL, how
  * many of them fell outside the templates kept). */
 long iq_tpl_scan_records(struct iq_tpl_scan *sc, long *overflow);

@@ -116,107 +116,193 @@ static void legend_item(FILE *out, int *ly, const char *color, const char *dash,
 	*ly += 18;
 }
 
-int iq_svg_chart(const struct iq_chart *c, const char *lang, FILE *out)
+/* Where a value sits on a value axis [lo, hi] drawn from y1 (foot) up
+ * ph pixels; outside it, at its edge. */
+static double yof(double v, double lo, double hi, double y1, double ph)
 {
-	const int h = 420, ph = h - MT - MB;
-	double y1 = MT + ph, ymax = c->ymax > 0 ? c->ymax : 1;
-	int64_t t0 = c->t0, t1 = c->t0 + (int64_t)c->nb * c->step;
-	double span = (double)(t1 - t0);
-	head(out, h, c->title);
-	/* value axis */
-	double st = nice_step(ymax, 5);
-	for (double v = 0; v <= ymax + st * 1e-9; v += st) {
-		double y = y1 - v / ymax * ph;
+	v = v < lo ? lo : v > hi ? hi : v;
+	return y1 - (v - lo) / (hi - lo) * ph;
+}
+
+static void value_axis(FILE *out, double lo, double hi, double top, double y1, double ph, int n)
+{
+	double st = nice_step(hi - lo, n);
+	for (double v = ceil(lo / st - 1e-9) * st; v <= hi + st * 1e-9; v += st) {
+		double y = yof(v, lo, hi, y1, ph);
 		char lab[32];
-		snprintf(lab, sizeof lab, "%g", v);
+		snprintf(lab, sizeof lab, "%g", fabs(v) < st * 1e-6 ? 0.0 : v);
 		fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e5e5e5\"/>\n", ML, y,
 			ML + PW, y);
 		text(out, ML - 8, y + 4, "end", NULL, lab);
 	}
-	fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%.1f\" stroke=\"#333\"/>\n", ML, MT, ML, y1);
-	char rot[64];
-	snprintf(rot, sizeof rot, "transform=\"rotate(-90 18 %.1f)\"", MT + ph / 2.0);
-	text(out, 18, MT + ph / 2.0, "middle", rot, c->ylabel);
-	time_axis(out, t0, t1, MT, y1, c->xlabel);
-	int ly = MT + 10;
-	/* shaded window */
-	if (c->band0 != IQ_TIME_NONE && c->band1 > c->band0) {
-		double x0 = ML + (double)(c->band0 - t0) / span * PW;
-		double x1 = ML + (double)(c->band1 - t0) / span * PW;
-		x0 = x0 < ML ? ML : x0;
-		x1 = x1 > ML + PW ? ML + PW : x1;
-		fprintf(out, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#d62728\" "
-			     "fill-opacity=\"0.12\"/>\n", x0, MT, x1 - x0 > 1 ? x1 - x0 : 1, ph);
-		text(out, x0 + 4, MT + 14, "start", "fill=\"#a01010\"", c->band_label);
-		legend_item(out, &ly, "#f4cfcf", "", 1, c->band_label);
-	}
-	/* data */
-	double bw = (double)PW / (double)(c->nb ? c->nb : 1);
-	for (size_t si = 0; si < c->nser; si++) {
-		const char *col = palette[si % IQ_ARRAY_LEN(palette)];
-		const struct iq_series *s = &c->ser[si];
-		if (c->bars) {
-			double w = bw * 0.8 / (double)c->nser;
-			for (size_t i = 0; i < c->nb; i++) {
-				if (isnan(s->y[i]) || s->y[i] <= 0)
-					continue;
-				double bh = s->y[i] / ymax * ph;
-				fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-					     "fill=\"%s\"/>\n", ML + bw * (double)i + bw * 0.1 + w * (double)si,
-					y1 - bh, w, bh, col);
-			}
-		} else {
-			int open = 0;
-			for (size_t i = 0; i < c->nb; i++) {
-				if (isnan(s->y[i])) {
-					if (open)
-						fputs("\"/>\n", out);
-					open = 0;
-					continue;
-				}
-				if (!open)
-					fprintf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
-						     "stroke-linejoin=\"round\" points=\"", col);
-				double y = s->y[i] > ymax ? ymax : s->y[i];
-				fprintf(out, "%s%.1f,%.1f", open ? " " : "", ML + bw * ((double)i + 0.5),
-					y1 - y / ymax * ph);
-				open = 1;
-			}
-			if (open)
-				fputs("\"/>\n", out);
-		}
-		legend_item(out, &ly, col, "", c->bars, s->name);
-	}
-	/* reference line */
-	if (c->hline >= 0) {
-		double y = y1 - c->hline / ymax * ph;
-		fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#d62728\" "
-			     "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n", ML, y, ML + PW, y);
-		text(out, ML + PW - 4, y - 5, "end", "fill=\"#d62728\"", c->hline_label);
-		legend_item(out, &ly, "#d62728", " stroke-dasharray=\"6 4\"", 0, c->hline_label);
-	}
-	/* marked events */
+	fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#333\"/>\n", ML, top, ML, y1);
+}
+
+/* Marked events along the top of a plot [top, y1]: a dotted line, a
+ * triangle, and the label in the first of three rows where it does not
+ * run into the label before it (no label past the third row). */
+static void marks(FILE *out, const struct iq_chart *c, int series, double top, double y1, int64_t t0,
+		  double span)
+{
+	double right[3] = {-1e9, -1e9, -1e9};
 	for (size_t i = 0; i < c->nmarks; i++) {
 		const struct iq_mark *m = &c->marks[i];
-		if (m->t < t0 || m->t > t1)
+		if (m->t < t0 || m->t > t0 + (int64_t)span || (series >= 0 && m->series >= 0 && m->series != series))
 			continue;
 		double x = ML + (double)(m->t - t0) / span * PW;
-		fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\" "
-			     "stroke-width=\"1\" stroke-dasharray=\"2 3\"/>\n", x, MT, x, y1);
-		fprintf(out, "<path d=\"M%.1f %d l-5 -8 h10 z\" fill=\"#d62728\"/>\n", x, MT);
-		char tr[64];
-		snprintf(tr, sizeof tr, "transform=\"rotate(-90 %.1f %d)\"", x + 4, MT + 6);
-		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" font-size=\"10\" fill=\"#444\" "
-			     "stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\" %s>",
-			x + 4, MT + 6, tr);
-		xml(out, m->label);
-		fputs("</text>\n", out);
+		fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\" "
+			     "stroke-width=\"1\" stroke-dasharray=\"2 3\"/>\n", x, top, x, y1);
+		fprintf(out, "<path d=\"M%.1f %.1f l-5 -8 h10 z\" fill=\"#d62728\"/>\n", x, top);
+		double w = 6.0 * (double)strlen(m->label) + 6;
+		for (int row = 0; row < 3; row++) {
+			if (x - w / 2 <= right[row])
+				continue;
+			right[row] = x + w / 2;
+			fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\" fill=\"#444\" "
+				     "stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">", x, top - 11 - 11 * row);
+			xml(out, m->label);
+			fputs("</text>\n", out);
+			break;
+		}
 	}
+}
+
+static void polyline(FILE *out, const struct iq_series *s, size_t nb, double bw, double lo, double hi,
+		     double y1, double ph, const char *col)
+{
+	int open = 0;
+	for (size_t i = 0; i < nb; i++) {
+		if (isnan(s->y[i])) {
+			/* a bucket or two between samples is no gap in the data */
+			size_t k = i;
+			while (k < nb && isnan(s->y[k]))
+				k++;
+			if (open && k < nb && k - i <= 3)
+				continue;
+			if (open)
+				fputs("\"/>\n", out);
+			open = 0;
+			continue;
+		}
+		if (!open)
+			fprintf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+				     "stroke-linejoin=\"round\" points=\"", col);
+		fprintf(out, "%s%.1f,%.1f", open ? " " : "", ML + bw * ((double)i + 0.5), yof(s->y[i], lo, hi, y1, ph));
+		open = 1;
+	}
+	if (open)
+		fputs("\"/>\n", out);
+}
+
+static void hline(FILE *out, const struct iq_chart *c, double lo, double y1, double ph)
+{
+	double y = yof(c->hline, lo, c->ymax, y1, ph);
+	fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#d62728\" "
+		     "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n", ML, y, ML + PW, y);
+}
+
+int iq_svg_chart(const struct iq_chart *c, const char *lang, FILE *out)
+{
+	/* small multiples: a panel per series, each with its own axis */
+	size_t np = c->panels && c->nser > 1 ? c->nser : 1;
+	const int ph = np > 1 ? 120 : 420 - MT - MB, gap = np > 1 ? 34 : 0;
+	const int top0 = MT + (c->nmarks ? 24 : 0);
+	const int h = top0 + (int)np * (ph + gap) - gap + MB;
+	double lo = c->ymin, hi = c->ymax > lo ? c->ymax : lo + 1;
+	int64_t t0 = c->t0, t1 = c->t0 + (int64_t)c->nb * c->step;
+	double span = (double)(t1 - t0);
+	double bw = (double)PW / (double)(c->nb ? c->nb : 1);
+	head(out, h, c->title);
+	int ly = MT + 10;
+	for (size_t pi = 0; pi < np; pi++) {
+		double top = top0 + (double)pi * (ph + gap), y1 = top + ph;
+		value_axis(out, lo, hi, top, y1, ph, np > 1 ? 3 : 5);
+		if (np > 1) {
+			/* the panel's name inside it, top left */
+			text(out, ML + 6, top + ph * 0.3, "start", "font-weight=\"bold\" fill=\"#333\" stroke=\"#ffffff\" "
+			     "stroke-width=\"3\" paint-order=\"stroke\"", c->ser[pi].name);
+			fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#333\"/>\n", ML, y1,
+				ML + PW, y1);
+		}
+		/* shaded window */
+		if (c->band0 != IQ_TIME_NONE && c->band1 > c->band0) {
+			double x0 = ML + (double)(c->band0 - t0) / span * PW;
+			double x1 = ML + (double)(c->band1 - t0) / span * PW;
+			x0 = x0 < ML ? ML : x0;
+			x1 = x1 > ML + PW ? ML + PW : x1;
+			fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"#d62728\" "
+				     "fill-opacity=\"0.12\"/>\n", x0, top, x1 - x0 > 1 ? x1 - x0 : 1, ph);
+			text(out, x0 + 4, top + 14, "start", "fill=\"#a01010\"", c->band_label);
+		}
+		if (c->hline >= 0)
+			hline(out, c, lo, y1, ph);
+		if (c->bars) {
+			/* one bar a bucket; stacked: series 0 on top, the last at the foot */
+			for (size_t i = 0; i < c->nb; i++) {
+				double base = 0;
+				for (size_t k = c->nser; k-- > 0;) {
+					double v = isnan(c->ser[k].y[i]) ? 0 : c->ser[k].y[i];
+					if (v <= 0)
+						continue;
+					size_t slot = c->stacked ? 0 : k;
+					double w = c->stacked ? bw * 0.8 : bw * 0.8 / (double)c->nser;
+					double from = c->stacked ? base : 0, to = from + v;
+					double ya = yof(to, lo, hi, y1, ph), yb = yof(from, lo, hi, y1, ph);
+					fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
+						ML + bw * (double)i + bw * 0.1 + w * (double)slot, ya, w, yb - ya,
+						palette[k % IQ_ARRAY_LEN(palette)]);
+					base = to;
+				}
+			}
+		} else if (np > 1) {
+			polyline(out, &c->ser[pi], c->nb, bw, lo, hi, y1, ph, palette[pi % IQ_ARRAY_LEN(palette)]);
+		} else {
+			for (size_t si = 0; si < c->nser; si++)
+				polyline(out, &c->ser[si], c->nb, bw, lo, hi, y1, ph, palette[si % IQ_ARRAY_LEN(palette)]);
+		}
+		marks(out, c, np > 1 ? (int)pi : -1, top, y1, t0, span);
+	}
+	double y1 = top0 + (double)np * (ph + gap) - gap;
+	char rot[64];
+	snprintf(rot, sizeof rot, "transform=\"rotate(-90 18 %.1f)\"", (top0 + y1) / 2.0);
+	text(out, 18, (top0 + y1) / 2.0, "middle", rot, c->ylabel);
+	time_axis(out, t0, t1, top0, y1, c->xlabel);
+	/* legend */
+	if (c->band0 != IQ_TIME_NONE && c->band1 > c->band0)
+		legend_item(out, &ly, "#f4cfcf", "", 1, c->band_label);
+	for (size_t si = 0; si < c->nser; si++)
+		legend_item(out, &ly, palette[si % IQ_ARRAY_LEN(palette)], "", c->bars, c->ser[si].name);
+	if (c->hline >= 0)
+		legend_item(out, &ly, "#d62728", " stroke-dasharray=\"6 4\"", 0, c->hline_label);
 	if (c->nmarks) {
 		double x = ML + PW + 20;
 		fprintf(out, "<path d=\"M%.1f %d l-5 -8 h10 z\" fill=\"#d62728\"/>\n", x + 9, ly - 1);
 		text(out, x + 24, ly, "start", NULL, iq_msg(lang, "chart.legend.oom"));
 		ly += 18;
+	}
+	if (*c->below_label) {
+		/* what the foot of the axis means, under the legend, wrapped */
+		char buf[96];
+		snprintf(buf, sizeof buf, "%s", c->below_label);
+		const char *p = buf;
+		ly += 6;
+		while (*p) {
+			size_t n = strlen(p);
+			if (n > 34) {
+				n = 34;
+				while (n > 0 && p[n] != ' ')
+					n--;
+				if (!n)
+					n = 34;
+			}
+			char line[40];
+			snprintf(line, sizeof line, "%.*s", (int)n, p);
+			text(out, ML + PW + 20, ly, "start", "font-size=\"11\" fill=\"#555\"", line);
+			ly += 14;
+			p += n;
+			while (*p == ' ')
+				p++;
+		}
 	}
 	fputs("</svg>\n", out);
 	return ferror(out) ? IQ_ERR_INPUT : 0;

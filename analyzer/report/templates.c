@@ -699,7 +699,7 @@ static void time_cell(FILE *out, int64_t t)
 	fputs(t == IQ_TIME_NONE ? "–" : iq_time_fmt_ms(t, b), out);
 }
 
-void iq_tpl_appendix(FILE *out, struct iq_tpl_scan *sc, const char *lang)
+void iq_tpl_appendix(FILE *out, struct iq_tpl_scan *sc, const char *lang, struct iq_refs *refs)
 {
 	if (sc)
 		iq_tpl_scan_wait(sc);
@@ -745,7 +745,10 @@ void iq_tpl_appendix(FILE *out, struct iq_tpl_scan *sc, const char *lang)
 		fputs(" | ", out);
 		iq_md_put(out, e->key, 160);
 		fputs(" | ", out);
-		iq_md_ref(out, e->file, e->line);
+		char tb[IQ_TIME_BUF];
+		iq_refs_cite(out, iq_refs_add(refs, e->file, e->line, 1,
+					      e->example_ts == IQ_TIME_NONE ? "" : iq_time_fmt_ms(e->example_ts, tb),
+					      e->example, NULL));
 		fputs(" ", out);
 		iq_md_put(out, e->example, 120);
 		fputs(" |\n", out);

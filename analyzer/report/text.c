@@ -4,6 +4,7 @@
  * escaped for the terminal (iq_escape_display). */
 #include <string.h>
 
+#include "../rules/rules.h"
 #include "report_int.h"
 
 static const char *str(json_t *o, const char *k)
@@ -35,18 +36,37 @@ static void label(FILE *out, const char *s)
 int iq_render_text(json_t *doc, const char *lang, FILE *out)
 {
 	lang = lang && strcmp(lang, "tr") == 0 ? "tr" : "en";
-	json_t *pats = json_object_get(doc, "patterns"), *pat = NULL;
+	json_t *pats = json_object_get(doc, "patterns"), *pat = NULL, *report = NULL;
 	size_t i;
 	json_t *e;
-	json_array_foreach(pats, i, e)
-		if (strcmp(str(e, "id"), "gpu-oom-cascade") == 0)
-			pat = e;
-	if (!pat)
-		pat = json_array_get(pats, 0);
-	if (!pat) {
+	if (!json_array_size(pats)) {
 		fprintf(out, "%s\n", iq_msg(lang, "nopattern"));
 		return ferror(out) ? IQ_ERR_INPUT : 0;
 	}
+	/* the pattern the postmortem tells (story.c), from the built-in packs */
+	struct iq_ruleset rs;
+	struct iq_diag rd = {{0}};
+	const struct iq_pack *pack;
+	iq_rules_init(&rs);
+	iq_report_primary(doc, iq_rules_load_builtin(&rs, &rd) == 0 ? &rs : NULL, &pat, &pack, &report);
+	if (!pat) {
+		fprintf(out, "%s\n", iq_msg(lang, "unknown.title"));
+		json_array_foreach(pats, i, e) {
+			fputs("  ", out);
+			esc(out, str(e, "id"), 80);
+			fprintf(out, ": %s\n", str(e, "verdict"));
+		}
+		iq_rules_release(&rs);
+		return ferror(out) ? IQ_ERR_INPUT : 0;
+	}
+	struct iq_buf title;
+	iq_buf_init(&title);
+	if (iq_report_text(&title, json_object_get(report, "title"), doc, pat, lang, 0) && title.p) {
+		esc(out, title.p, 200);
+		fputs("\n", out);
+	}
+	iq_buf_release(&title);
+	iq_rules_release(&rs);
 	esc(out, str(pat, "id"), 80);
 	fprintf(out, ": %s (%s %.2f)\n  ", str(pat, "verdict"), iq_msg(lang, "confidence"),
 		json_number_value(json_object_get(pat, "confidence")));

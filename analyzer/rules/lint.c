@@ -14,7 +14,7 @@ extern const char iq_schema_sql[];
 /* Known keys, per kind of object (NULL-terminated). */
 static const char *const pack_keys[] = {"$schema", "id", "kind", "version", "title", "definition",
 	"references", "signals", "boundaries", "facts", "conditions", "verdicts", "questions",
-	"guidance", "impacts", NULL};
+	"guidance", "impacts", "reports", NULL};
 static const char *const regex_keys[] = {"id", "title", "description", "severity", "kinds",
 	"patterns", "fields", "exceptions", "tests", "instead", NULL};
 static const char *const detector_sig_keys[] = {"id", "title", "description", "severity",
@@ -29,7 +29,10 @@ static const char *const condition_keys[] = {"id", "title", "description", "evid
 	"config_keys", "checks", NULL};
 static const char *const check_keys[] = {"key", "op", "value", NULL};
 static const char *const question_keys[] = {"id", "question", "sql", "answer", "empty", NULL};
-static const char *const guidance_keys[] = {"id", "phase", "text", "for", NULL};
+static const char *const guidance_keys[] = {"id", "phase", "text", "for", "when", NULL};
+static const char *const report_keys[] = {"verdict", "priority", "title", "summary", "root_cause",
+	"root_cause_evidence", "trigger", "trigger_evidence", "sections", NULL};
+static const char *const template_keys[] = {"en", "tr", "when", NULL};
 static const char *const verdict_keys[] = {"verdict", "when", "why", NULL};
 
 /* Members whose value is text in every language ({"en": ..., "tr": ...}). */
@@ -343,11 +346,64 @@ struct when_check {
 	struct iq_lint *lc;
 	const struct iq_pack *p;
 	const char *path;
+	int data_ok;          /* data: terms allowed (not in verdicts) */
 };
+
+/* A data term's comparison: "=", "!=", "<", "<=", ">", ">=" and a value
+ * (true, false, null, a number or a word), or none at all. */
+static int data_op_ok(const char *s)
+{
+	if (!*s)
+		return 1;
+	if (*s == '!' && s[1] == '=')
+		s += 2;
+	else if (*s == '<' || *s == '>')
+		s += s[1] == '=' ? 2 : 1;
+	else if (*s == '=')
+		s++;
+	else
+		return 0;
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (strchr("=!<>", *s))
+			return 0;
+	return 1;
+}
 
 static int when_term(void *u, const char *what, const char *id)
 {
 	struct when_check *w = u;
+	if (strcmp(what, "data") == 0) {
+		if (!w->data_ok) {
+			iq_lint_report(w->lc, 0, w->path, 0, NULL,
+				       "data:%s: a verdict cannot read answers (questions are answered after it)", id);
+			return 0;
+		}
+		size_t qn = strcspn(id, ".=!<>");
+		size_t kn = strcspn(id + qn, "=!<>");
+		int found = 0;
+		for (size_t i = 0; i < iq_pack_item_count(w->p, "questions"); i++) {
+			const char *qid = iq_item_str(iq_pack_item(w->p, "questions", i), "id");
+			found |= strlen(qid) == qn && strncmp(qid, id, qn) == 0;
+		}
+		if (!found || id[qn] != '.' || kn < 2)
+			iq_lint_report(w->lc, 0, w->path, 0, NULL,
+				       "data:%s: needs QUESTION.KEY with a question of the pack", id);
+		else if (!data_op_ok(id + qn + kn))
+			iq_lint_report(w->lc, 0, w->path, 0, NULL,
+				       "data:%s: compare with =, !=, <, <=, > or >= and one value", id);
+		return 0;
+	}
+	char cid[128];
+	if (strcmp(what, "condition") == 0 && strchr(id, '=')) {
+		/* condition:ID=false (found absent), condition:ID=null (unknown) */
+		const char *eq = strchr(id, '=');
+		if (strcmp(eq, "=false") && strcmp(eq, "=true") && strcmp(eq, "=null"))
+			iq_lint_report(w->lc, 0, w->path, 0, NULL, "condition:%s: the value is true, false or null", id);
+		snprintf(cid, sizeof cid, "%.*s", (int)(eq - id), id);
+		id = cid;
+	}
 	static const char *const kinds[] = {"log", "event", "http", "gpu", "kernel", "pod", "config", NULL};
 	if (strcmp(what, "missing") == 0) {
 		if (!in_list(kinds, id))
@@ -398,7 +454,7 @@ static void check_verdicts(struct iq_lint *lc, struct iq_pack *p)
 				       verdict ? verdict : "");
 		snprintf(sub, sizeof sub, "%s.when", path);
 		const char *when = json_string_value(json_object_get(v, "when"));
-		struct when_check w = {lc, p, sub};
+		struct when_check w = {lc, p, sub, 0};
 		if (!when || iq_rules_when_eval(when, when_term, &w) < 0)
 			iq_lint_report(lc, 0, sub, 0, NULL,
 				       "\"when\" must be an expression of signal:ID, boundary:ID, condition:ID, missing:KIND, always with not/and/or and parentheses");
@@ -679,10 +735,20 @@ static void check_guidance(struct iq_lint *lc, struct iq_pack *p, struct ids *id
 			snprintf(sub, sizeof sub, "%s.phase", path);
 			iq_lint_report(lc, 0, sub, 0, NULL, "\"phase\" is containment, remediation or prevention");
 		}
+		json_t *wh = json_object_get(g, "when");
+		if (wh) {
+			snprintf(sub, sizeof sub, "%s.when", path);
+			struct when_check w = {lc, p, sub, 1};
+			if (!json_is_string(wh) || iq_rules_when_eval(json_string_value(wh), when_term, &w) < 0)
+				iq_lint_report(lc, 0, sub, 0, NULL,
+					       "\"when\" must be an expression of signal:ID, boundary:ID, condition:ID[=false|null], data:QUESTION.KEY[OP VALUE], missing:KIND, always with not/and/or and parentheses");
+		}
 		json_t *f = json_object_get(g, "for");
 		if (!json_is_array(f) || !json_array_size(f)) {
-			iq_lint_report(lc, 0, path, 0, NULL,
-				       "guidance '%s' needs \"for\": the finding ids that call for it", id ? id : "?");
+			if (!wh)
+				iq_lint_report(lc, 0, path, 0, NULL,
+					       "guidance '%s' needs \"when\" (what in the findings calls for it) or \"for\"",
+					       id ? id : "?");
 			continue;
 		}
 		json_array_foreach(f, k, v) {
@@ -693,6 +759,86 @@ static void check_guidance(struct iq_lint *lc, struct iq_pack *p, struct ids *id
 				iq_lint_report(lc, 0, sub, 0, NULL,
 					       "guidance '%s' is for '%s', which is no signal, boundary, condition or question of the pack",
 					       id ? id : "?", fid ? fid : "");
+		}
+	}
+}
+
+/* A report text: one localised template, or a list of them, each with an
+ * optional "when" (the first that holds and whose placeholders all
+ * resolve is printed). */
+static void check_templates(struct iq_lint *lc, struct iq_pack *p, json_t *v, const char *path)
+{
+	char sub[200];
+	if (json_is_object(v)) {
+		check_object(lc, v, path, template_keys, "a report text");
+		json_t *wh = json_object_get(v, "when");
+		json_t *copy = json_deep_copy(v);
+		json_object_del(copy, "when");
+		check_localised(lc, copy, path, "a report text");
+		json_decref(copy);
+		if (wh) {
+			snprintf(sub, sizeof sub, "%s.when", path);
+			struct when_check w = {lc, p, sub, 1};
+			if (!json_is_string(wh) || iq_rules_when_eval(json_string_value(wh), when_term, &w) < 0)
+				iq_lint_report(lc, 0, sub, 0, NULL, "\"when\" must be a when expression");
+		}
+		return;
+	}
+	if (!json_is_array(v) || !json_array_size(v)) {
+		iq_lint_report(lc, 0, path, 0, NULL, "a report text is {\"en\", \"tr\"} or a list of them");
+		return;
+	}
+	size_t i;
+	json_t *t;
+	json_array_foreach(v, i, t) {
+		snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+		check_templates(lc, p, t, sub);
+	}
+}
+
+static void check_reports(struct iq_lint *lc, struct iq_pack *p)
+{
+	static const char *const sections[] = {"impact", "detection", "failure_order", "load_shift",
+		"signals", "oom_events", "sawtooth", "surge", "crash_loops", "conditions", "not", "timeline",
+		"charts", "questions", "limits", "guidance", "lessons", NULL};
+	json_t *rs = json_object_get(p->root, "reports");
+	if (!rs)
+		return;
+	char path[64], sub[160];
+	if (!json_is_array(rs)) {
+		iq_lint_report(lc, 0, "reports", 0, NULL, "\"reports\" must be an array");
+		return;
+	}
+	size_t i, k;
+	json_t *r, *v;
+	json_array_foreach(rs, i, r) {
+		snprintf(path, sizeof path, "reports[%zu]", i);
+		check_object(lc, r, path, report_keys, "a report");
+		const char *verdict = json_string_value(json_object_get(r, "verdict"));
+		if (!iq_rules_verdict_known(verdict)) {
+			snprintf(sub, sizeof sub, "%s.verdict", path);
+			iq_lint_report(lc, 0, sub, 0, NULL, "unknown verdict '%s'", verdict ? verdict : "");
+		}
+		if (!json_is_integer(json_object_get(r, "priority"))) {
+			snprintf(sub, sizeof sub, "%s.priority", path);
+			iq_lint_report(lc, 0, sub, 0, NULL, "\"priority\" is an integer: the highest report that holds is printed");
+		}
+		static const char *const texts[] = {"title", "summary", "root_cause", "trigger"};
+		for (size_t t = 0; t < IQ_ARRAY_LEN(texts); t++) {
+			json_t *x = json_object_get(r, texts[t]);
+			snprintf(sub, sizeof sub, "%s.%s", path, texts[t]);
+			if (x)
+				check_templates(lc, p, x, sub);
+			else if (t < 2)
+				iq_lint_report(lc, 0, path, 0, NULL, "a report needs \"%s\"", texts[t]);
+		}
+		json_array_foreach(json_object_get(r, "sections"), k, v) {
+			if (!json_is_string(v) || !in_list(sections, json_string_value(v))) {
+				char known[400];
+				known_list(sections, known, sizeof known);
+				snprintf(sub, sizeof sub, "%s.sections[%zu]", path, k);
+				iq_lint_report(lc, 0, sub, 0, NULL, "unknown section (known: %s)", known);
+			}
 		}
 	}
 }
@@ -715,6 +861,7 @@ void iq_rules_lint_pack(struct iq_lint *lc, struct iq_ruleset *rs, struct iq_pac
 	check_questions(lc, p, ids);
 	check_guidance(lc, p, ids);
 	check_verdicts(lc, p);
+	check_reports(lc, p);
 	size_t i;
 	json_t *v;
 	char path[64];

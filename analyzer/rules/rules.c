@@ -1301,13 +1301,14 @@ static void when_ws(struct when *w)
 		w->s++;
 }
 
-/* Consumes the next word (letters, digits, '-', '_', ':', '.') into buf. */
+/* Consumes the next word (letters, digits, '-', '_', ':', '.', and the
+ * comparison of a data term: '=', '!', '<', '>') into buf. */
 static void when_word(struct when *w, char *buf, size_t bufsz)
 {
 	when_ws(w);
 	size_t n = 0;
 	const char *p = w->s;
-	while (isalnum((unsigned char)*p) || *p == '-' || *p == '_' || *p == ':' || *p == '.') {
+	while (isalnum((unsigned char)*p) || (*p && strchr("-_:.=!<>", *p))) {
 		if (n + 1 < bufsz)
 			buf[n++] = *p;
 		p++;
@@ -1344,7 +1345,7 @@ static int when_atom(struct when *w)
 	}
 	*colon = '\0';
 	if (strcmp(word, "signal") && strcmp(word, "boundary") && strcmp(word, "condition") &&
-	    strcmp(word, "missing")) {
+	    strcmp(word, "missing") && strcmp(word, "data")) {
 		w->err = 1;
 		return 0;
 	}

@@ -169,10 +169,14 @@ const char *iq_item_str(const json_t *item, const char *key);
 const char *iq_item_text(const json_t *item, const char *key, const char *lang);
 
 /* Verdict logic. A "when" expression is built from terms signal:ID,
- * boundary:ID, condition:ID (present), missing:KIND (the bundle has no
- * records of that kind) and always, with not, and, or and parentheses
- * (rules/README.md). fn answers a term: what is "signal", "boundary",
- * "condition" or "missing"; it returns 1 (holds) or 0. */
+ * boundary:ID, condition:ID (present; condition:ID=false and =null for
+ * found absent, unknown), missing:KIND (the bundle has no records of that
+ * kind), data:QUESTION.KEY[OP VALUE] (a question's answer: true, non-zero,
+ * non-empty without OP; OP is =, !=, <, <=, >, >=) and always, with not,
+ * and, or and parentheses (rules/README.md). fn answers a term: what is
+ * "signal", "boundary", "condition", "missing" or "data", id the rest of
+ * the term; it returns 1 (holds) or 0. Verdicts answer data terms with 0:
+ * the questions are answered after the verdict. */
 typedef int (*iq_term_fn)(void *u, const char *what, const char *id);
 /* 1 holds, 0 does not, IQ_ERR_RULES for a syntax error. */
 int iq_rules_when_eval(const char *when, iq_term_fn fn, void *u);

@@ -256,10 +256,12 @@ def main():
         e = query(db, "SELECT count(*) AS n FROM k8s_events WHERE reason = 'BackOff'")[0]
         check(e["n"] >= 3, "BackOff events", str(e))
 
-        # The postmortem names every OOM line as file:line.
+        # The postmortem's evidence table names every OOM line: its path
+        # inside the bundle and its line.
         md = open(os.path.join(out, "postmortem.md"), encoding="utf-8").read()
         for fpath, line, _ in want:
-            check("%s:%d" % (fpath, line) in md, "postmortem cites %s:%d" % (fpath, line))
+            rel = fpath.split("!", 1)[1]
+            check("| `%s` | %d |" % (rel, line) in md, "postmortem cites %s:%d" % (rel, line))
         check("## Coverage" in md and "## Timeline" in md and "## Summary" in md, "postmortem sections")
 
         # Re-ingesting the same bundle adds no duplicates.

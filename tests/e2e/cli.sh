@@ -34,7 +34,7 @@ expect 2 "rules: no verb 'mach'; did you mean 'match'?" "$bin" rules mach x.log
 expect 2 "rules: needs a verb: list|lint|test|explain|match" "$bin" rules
 expect 2 "help: no command 'anlyze'; did you mean 'analyze'?" "$bin" help anlyze
 expect 2 "analyze: --lang needs a value: --lang en|tr" "$bin" analyze x.tgz --lang
-expect 2 "report: --format takes md, json or text, not 'pdf'" "$bin" report --db x.db --format pdf
+expect 2 "report: --format takes md, html, json or text, not 'pdf'" "$bin" report --db x.db --format pdf
 expect 2 "timeline: --format takes text, md, json or csv, not 'tsv'" "$bin" timeline --db x.db --format=tsv
 expect 2 "ingest: --db FILE is required" "$bin" ingest x.tgz
 expect 2 "analyze: needs BUNDLE..." "$bin" analyze

@@ -17,7 +17,7 @@ want() { [ "$1" = "$2" ] && ok || ko "completing '$3': got '$1', expected '$2'";
 want "$(comp inquest ana)" "analyze " "inquest ana"
 want "$(comp inquest rules '')" "--help explain lint list match test " "inquest rules "
 want "$(comp inquest analyze --lang '')" "en tr " "analyze --lang "
-want "$(comp inquest report --format '')" "json md text " "report --format "
+want "$(comp inquest report --format '')" "html json md text " "report --format "
 want "$(comp inquest timeline --window '')" "incident " "timeline --window "
 want "$(comp inquest completion '')" "bash zsh " "completion "
 want "$(comp inquest rules match --p)" "--pack " "rules match --p"

@@ -67,7 +67,7 @@ else
   echo "FAIL boot time: ingest/detect failed: $(cat "$tmp/err")"; fail=$((fail+1))
 fi
 if "$bin" analyze "$tmp/bt.tar" -o "$tmp/btout" --quiet >/dev/null 2>&1 &&
-   grep -q '^- 6 records are seconds since boot: no boot time was found.*boot\\_relative' "$tmp/btout/postmortem.md"; then
+   grep -q '^- 6 records are seconds since boot: no boot time was found.*(`boot_relative`)' "$tmp/btout/postmortem.md"; then
   pass=$((pass+1)); else echo "FAIL boot time: coverage does not count the 6 boot-relative records"; fail=$((fail+1)); fi
 
 # Clock skew from the bases after the access logs (detect/skew.c): generated

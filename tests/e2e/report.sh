@@ -29,6 +29,31 @@ for lang in en tr; do
 		echo "report: rewrote $golden/postmortem.$lang.md"
 	fi
 	if diff -u "$golden/postmortem.$lang.md" "$out/postmortem.md"; then ok; else bad "postmortem.$lang.md differs from the golden"; fi
+	# what a reader sees: the text GitHub's renderer (cmark-gfm) makes of it
+	python3 tests/e2e/mdtext.py "$out/postmortem.md" > "$out/postmortem.txt"
+	[ -n "$GOLDEN" ] && cp "$out/postmortem.txt" "$golden/postmortem.$lang.txt"
+	if diff -u "$golden/postmortem.$lang.txt" "$out/postmortem.txt"; then ok; else bad "rendered postmortem.$lang.md differs from the golden text"; fi
+	# postmortem.html (read here by Python's HTML parser; browser.py reads it
+	# in Chromium): the same headings and table rows as GitHub shows the Markdown
+	if python3 - "$out/postmortem.html" "$out/postmortem.md" <<'PY'
+import sys
+sys.path.insert(0, "tests/e2e")
+import mdtext
+page = open(sys.argv[1], encoding="utf-8").read()
+t = mdtext.Text()
+t.feed("<body" + page.split("<body", 1)[1])
+t.flush()
+want = mdtext.text_of(sys.argv[2]).lines
+pick = lambda ls: [l for l in ls if " | " in l]
+heads = [l for l in want if l.startswith("Postmortem") or l.startswith("Olay")]
+if pick(t.lines) != pick(want) or not heads or t.lines[0] != want[0] or page.count("<svg") != 4:
+    bad = next(((a, b) for a, b in zip(pick(t.lines), pick(want)) if a != b), None)
+    sys.exit("html differs: %r" % (bad,))
+PY
+	then ok; else bad "postmortem.$lang.html does not read as the Markdown"; fi
+	# code spans show no escapes: the time sources read as written
+	if grep -q '(`assumed_utc`)' "$out/postmortem.txt" && ! grep -q '\\_' "$out/postmortem.txt"; then ok
+	else bad "rendered postmortem.$lang.md shows backslashes in code"; fi
 
 	# the charts: there, and well-formed XML
 	if python3 - "$out/charts" <<'PY'
@@ -45,29 +70,45 @@ for f in want:
 PY
 	then ok; else bad "charts ($lang)"; fi
 
-	# every evidence reference names a record (its span, or a line it
-	# quotes) or a skipped line in the database
+	# evidence: the body cites short references only, each one a row of
+	# the evidence table, and every row names a record (its span, or a
+	# line it quotes) or a skipped line of the database, its text standing
+	# in the record
 	if python3 - "$out/postmortem.md" "$out/inquest.db" <<'PY'
 import re, sqlite3, sys
+sys.path.insert(0, "tests/e2e")
+import mdtext
 md, db = sys.argv[1], sys.argv[2]
+src = open(md, encoding="utf-8").read()
+body = src.split("\n## Evidence\n" if "\n## Evidence\n" in src else "\n## Kanıtlar\n")[0]
+long_refs = re.findall(r"`[^`]*(?:\.log|\.json|\.csv|\.yaml|\.gz):\d+`", body)
+if long_refs:
+    sys.exit("long references in the body: " + ", ".join(long_refs[:3]))
+cited = set(int(n) for n in re.findall(r"\[E(\d+)\]\(#e\1\)", body))
 con = sqlite3.connect("file:" + db + "?mode=ro", uri=True)
-refs = set(re.findall(r"`(…?)([^`\s]+):(\d+)`", open(md, encoding="utf-8").read()))
+rows = {}
+for l in mdtext.text_of(md).lines:
+    m = re.match(r"E(\d+) \| `(.+)` \| (\d+)(?:–\d+)? \| [^|]* \| (.*) \| `inquest show E\1`$", l)
+    if m:
+        # the text, then the summary column: the text is what precedes it
+        text = m.group(4).rsplit(" | ", 1)[0]
+        rows[int(m.group(1))] = (m.group(2), int(m.group(3)), text)
+if not rows or sorted(rows) != list(range(1, len(rows) + 1)) or cited != set(rows):
+    sys.exit("cited %d refs, table has %d rows (%s)" % (len(cited), len(rows), sorted(set(rows) ^ cited)[:5]))
 missing = []
-for cut, path, line in refs:
-    path = path.replace("\\|", "|")
-    op, arg = ("LIKE", "%" + path) if cut else ("=", path)
-    q = ("SELECT 1 FROM records r JOIN files f ON f.id = r.file_id WHERE f.path " + op +
-         " ? AND r.line <= ? AND r.line + max(r.nlines, 1) > ? UNION ALL"
-         " SELECT 1 FROM quotes qt JOIN records r ON r.id = qt.record_id JOIN files f ON f.id = r.file_id"
-         " WHERE f.path " + op + " ? AND qt.line = ? UNION ALL"
-         " SELECT 1 FROM skips k JOIN files f ON f.id = k.file_id WHERE f.path " + op +
-         " ? AND k.first_line = ? LIMIT 1")
-    if not con.execute(q, (arg, int(line), int(line), arg, int(line), arg, int(line))).fetchone():
-        missing.append(path + ":" + line)
-if not refs:
-    sys.exit("no evidence references found")
+for n, (path, line, text) in rows.items():
+    full = "sample-bundle.tar.gz!" + path
+    q = ("SELECT r.text FROM records r JOIN files f ON f.id = r.file_id WHERE f.path = ?"
+         " AND r.line <= ? AND r.line + max(r.nlines, 1) > ? UNION ALL"
+         " SELECT qt.text FROM quotes qt JOIN records r ON r.id = qt.record_id"
+         " JOIN files f ON f.id = r.file_id WHERE f.path = ? AND qt.line = ? UNION ALL"
+         " SELECT k.example FROM skips k JOIN files f ON f.id = k.file_id WHERE f.path = ? AND k.first_line = ?")
+    got = [t or "" for (t,) in con.execute(q, (full, line, line, full, line, full, line))]
+    key = text.rstrip("…").strip()[:60]
+    if not got or (text != "–" and not any(key in g for g in got)):
+        missing.append("E%d %s:%d" % (n, path, line))
 if missing:
-    sys.exit("not in the database: " + ", ".join(sorted(missing)[:10]))
+    sys.exit("not in the database as cited: " + ", ".join(sorted(missing)[:10]))
 PY
 	then ok; else bad "evidence references ($lang)"; fi
 
@@ -131,6 +172,85 @@ PY
 	   [ -f "$tmp/r$lang/charts/gpu-memory.svg" ]; then ok; else bad "report --lang $lang differs from analyze"; fi
 	if [ "$sum1" = "$(cksum < "$out/inquest.db")" ]; then ok; else bad "report changed the database"; fi
 done
+
+# timeline --format md: each evidence cell renders as the path and line in the database
+"$bin" timeline --db "$tmp/en/inquest.db" --format md --limit 40 > "$tmp/tl.md"
+if python3 - "$tmp/tl.md" "$tmp/en/inquest.db" <<'PY'
+import sqlite3, sys
+sys.path.insert(0, "tests/e2e")
+import mdtext
+con = sqlite3.connect("file:" + sys.argv[2] + "?mode=ro", uri=True)
+rows = [l.split(" | ") for l in mdtext.text_of(sys.argv[1]).lines[1:]]
+want = ["`%s:%d`" % r for r in con.execute(
+    "SELECT file, line FROM timeline WHERE record_id IN (SELECT record_id FROM signal_matches)"
+    " ORDER BY ts IS NULL, ts, file, line LIMIT 40")]
+got = [r[4] for r in rows]
+if got != want or len(got) != 40:
+    sys.exit("timeline md evidence cells: %r ... expected %r ..." % (got[:2], want[:2]))
+PY
+then ok; else bad "timeline --format md: evidence cells"; fi
+
+# findings.json against its schema, and the schema check can fail: a
+# verdict outside the contract, a missing schema_version, an evidence
+# object with a key the contract lacks
+if python3 tests/tools/schema_check.py schema/findings.schema.json "$tmp/en/findings.json" >/dev/null; then ok; else bad "findings.json does not validate"; fi
+python3 - "$tmp/en/findings.json" "$tmp/broken" <<'PY'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+os.makedirs(sys.argv[2])
+for name, edit in [("verdict", lambda d: d["patterns"][0].update(verdict="bogus")),
+                   ("version", lambda d: d.pop("schema_version")),
+                   ("evidence", lambda d: d["patterns"][1]["signals"][0]["evidence"][0].update(extra=1)),
+                   ("cut", lambda d: d.pop("timeline_truncated"))]:
+    x = json.loads(json.dumps(d))
+    edit(x)
+    json.dump(x, open(os.path.join(sys.argv[2], name + ".json"), "w"))
+PY
+if [ "$(python3 tests/tools/schema_check.py schema/findings.schema.json "$tmp/broken" | tail -1)" = "schema: 0 passed, 4 failed" ]; then ok
+else bad "the schema check passes broken findings"; fi
+if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d['schema_version'] == 1 and d['timeline_total'] == 599 and d['timeline_truncated'] is True and len(d['timeline']) == 500 and d['bundle']['names'] == ['sample-bundle.tar.gz']))" "$tmp/en/findings.json"
+then ok; else bad "findings.json: schema_version, timeline_total/truncated or bundle.names"; fi
+
+# guidance called for by answers: the demo's engine pages its KV cache and
+# its restarts were staggered, so neither of those items is called for; each
+# item that is says why; and the self-check catches an item that contradicts
+if python3 - "$tmp/en/findings.json" "$tmp/en/postmortem.md" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = [x for x in d["patterns"] if x["id"] == "gpu-oom-cascade"][0]
+ids = [g["id"] for g in p["guidance"]]
+q = {x["id"]: x["data"] for x in p["questions"]}
+assert q["paged-attention"]["enabled"] is True and q["recovery"]["thundering_herd"] is False, q
+assert "adopt-paged-attention" not in ids and "stagger-restarts" not in ids, ids
+assert ids == ["rate-limit-429", "lower-context-and-batch", "admission-control", "vram-headroom",
+               "gpu-aware-autoscaling", "adversarial-load-tests"], ids
+g = p["guidance"][3]
+assert g["holds"] == [{"term": "signal:cuda-oom", "value": True},
+                      {"term": "condition:static-vram-preallocation", "value": True},
+                      {"term": "condition:no-expandable-segments", "value": True}], g
+md = open(sys.argv[2], encoding="utf-8").read()
+assert "paged attention" not in md.split("## Containment")[1].split("## Lessons")[0], "paged attention guidance printed"
+PY
+then ok; else bad "guidance called for by the demo's answers"; fi
+python3 - "$tmp/en/findings.json" "$tmp/contra.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = [x for x in d["patterns"] if x["id"] == "gpu-oom-cascade"][0]
+p["guidance"].append({"id": "adopt-paged-attention", "phase": "remediation", "when": "x", "why": "x",
+                      "holds": [{"term": "x", "value": True}]})
+json.dump(d, open(sys.argv[2], "w"))
+PY
+python3 tests/e2e/guidance_check.py "$tmp/contra.json" > "$tmp/contra.out"
+if grep -q 'adopt-paged-attention is called for' "$tmp/contra.out"; then ok
+else bad "the guidance self-check misses a contradiction"; fi
+
+# the E numbers do not depend on the language (inquest show renders in English)
+if python3 - "$tmp/en/postmortem.md" "$tmp/tr/postmortem.md" <<'PY'
+import re, sys
+rows = [re.findall(r"^\| <a id=\"e\d+\"></a>(E\d+) \| (`[^|]*`) \| (\d+)", open(f, encoding="utf-8").read(), re.M) for f in sys.argv[1:]]
+sys.exit(not rows[0] or rows[0] != rows[1])
+PY
+then ok; else bad "the evidence table's references differ between en and tr"; fi
 
 # the other formats
 if "$bin" report --db "$tmp/en/inquest.db" --format json > "$tmp/f.json" &&

@@ -49,12 +49,49 @@ static void test_md_escapes_table_and_html_specials(void **state)
 static void test_md_escapes_controls_and_backslashes(void **state)
 {
 	(void)state;
-	/* the terminal escape becomes visible text, never a control byte */
-	assert_string_equal(md("a\033[31mb", 100), "a\\\\x1b\\[31mb");
-	assert_string_equal(md("tab\there", 100), "tab\\\\there");
-	assert_string_equal(md("c:\\dir", 100), "c:\\\\\\\\dir");
+	/* a terminal escape becomes its control picture, never a control byte;
+	 * a backslash is escaped once, so that it renders as one */
+	assert_string_equal(md("a\033[31mb", 100), "a\xe2\x90\x9b" "\\[31mb");
+	assert_string_equal(md("tab\there", 100), "tab here");
+	assert_string_equal(md("c:\\dir", 100), "c:\\\\dir");
+	assert_string_equal(md("\xc2\x9b" "2J \xff", 100), "\xef\xbf\xbd" "2J \xef\xbf\xbd");
 	for (const char *p = md("\x01\x02\x7f", 100); *p; p++)
 		assert_true((unsigned char)*p >= 0x20 && *p != 0x7f);
+}
+
+static void test_md_breaks_links_and_block_starts(void **state)
+{
+	(void)state;
+	assert_string_equal(md("see http://x.io/a and HTTPS://y", 100), "see http\\://x.io/a and HTTPS\\://y");
+	assert_string_equal(md("www.evil.example", 100), "www\\.evil.example");
+	assert_string_equal(md("[x](javascript:alert(1))", 100), "\\[x\\](javascript:alert(1))");
+	assert_string_equal(md("12. not a list", 100), "12\\. not a list");
+	assert_string_equal(md("<!-- c -->", 100), "&lt;!-- c --&gt;");
+}
+
+static const char *code(const char *s, int in_table)
+{
+	struct iq_buf b;
+	iq_buf_init(&b);
+	assert_int_equal(iq_md_code(&b, s, strlen(s), 100, in_table), 0);
+	snprintf(got, sizeof got, "%s", b.p ? b.p : "");
+	iq_buf_release(&b);
+	return got;
+}
+
+static void test_md_code_spans_show_text_as_is(void **state)
+{
+	(void)state;
+	/* no backslashes inside a code span: it would show them */
+	assert_string_equal(code("assumed_utc", 0), "`assumed_utc`");
+	assert_string_equal(code("a|b", 0), "`a|b`");
+	assert_string_equal(code("a|b", 1), "`a\\|b`");
+	/* a fence longer than the backticks inside, padded at a backtick */
+	assert_string_equal(code("x `y` z", 0), "``x `y` z``");
+	assert_string_equal(code("`", 0), "`` ` ``");
+	assert_string_equal(code(" a ", 0), "`  a  `");
+	assert_string_equal(code("", 0), "` `");
+	assert_string_equal(code("a\033b\nsecond", 0), "`a\xe2\x90\x9b" "b` …");
 }
 
 static void test_md_cuts_at_newline_and_length(void **state)
@@ -73,7 +110,7 @@ static void test_xml_escapes_markup_and_quotes(void **state)
 	iq_buf_init(&b);
 	const char *s = "<a href=\"x\">'&'</a>\x01";
 	assert_int_equal(iq_xml_escape(&b, s, strlen(s)), 0);
-	assert_string_equal(b.p, "&lt;a href=&quot;x&quot;&gt;&apos;&amp;&apos;&lt;/a&gt;\\x01");
+	assert_string_equal(b.p, "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;\xe2\x90\x81");
 	iq_buf_release(&b);
 }
 
@@ -194,7 +231,12 @@ static void tpl_db_make(struct tpl_db *t, const char *path, int n,
 	static const char *const hows[] = {"explicit", "explicit", "explicit", "year_inferred", "assumed_utc",
 					   "inherited", "none"};
 	struct iq_diag d = {{0}};
-	snprintf(t->path, sizeof t->path, "%s", path);
+	/* a name of this process: other checkouts may run the same test at once */
+	if (strcmp(path, ":memory:") != 0)
+		snprintf(t->path, sizeof t->path, "%s.%ld", path, (long)getpid());
+	else
+		snprintf(t->path, sizeof t->path, "%s", path);
+	path = t->path;
 	if (strcmp(path, ":memory:") != 0)
 		unlink(path);
 	assert_int_equal(iq_store_open(path, 0, &t->s, &d), 0);
@@ -299,7 +341,10 @@ static char *appendix(struct iq_store *s, long *kept)
 	FILE *f = open_memstream(&buf, &n);
 	assert_non_null(f);
 	struct iq_tpl_scan *sc = iq_tpl_scan_start(s);
-	iq_tpl_appendix(f, sc, "en");
+	struct iq_refs refs;
+	iq_refs_init(&refs);
+	iq_tpl_appendix(f, sc, "en", &refs);
+	iq_refs_release(&refs);
 	iq_tpl_dump(f, sc);
 	*kept = iq_tpl_scan_records(sc, NULL);
 	iq_tpl_scan_free(sc);
@@ -519,14 +564,15 @@ static char *limits_section(const char *doc_text, const char *lang, const char *
 	size_t n = 0;
 	FILE *f = open_memstream(&buf, &n);
 	assert_non_null(f);
-	struct iq_report_opts o = {lang, NULL, NULL, NULL};
+	struct iq_report_opts o = {lang, NULL, NULL, NULL, NULL};
 	assert_int_equal(iq_render_postmortem(doc, s, &o, f), 0);
 	fclose(f);
 	iq_store_close(s);
 	json_decref(doc);
 	char *h = strstr(buf, head);
 	assert_non_null(h);
-	char *end = strstr(h + 3, "\n## ");
+	/* a section up to the next; the document's title, the whole of it */
+	char *end = h[1] == ' ' ? NULL : strstr(h + 3, "\n## ");
 	if (end)
 		*end = '\0';
 	char *sec = strdup(h);
@@ -540,13 +586,13 @@ static void test_limits_section_says_what_could_not_be_computed(void **state)
 	char *m = limits_section(limits_doc, "en", "## Memory limits measured in the bundle");
 	assert_non_null(strstr(m, "in the 300 s before its CUDA OOM death"));
 	assert_non_null(strstr(m, "| batch (running requests) | **47** — vllm\\|0\\*, 2026-01-02T03:04:05.006Z, "
-				  "`b.tgz!v.log:12` | not computed: no crash dump with the scheduler's state of the step "
+				  "[E1](#e1) | not computed: no crash dump with the scheduler's state of the step "
 				  "that died |"));
 	assert_non_null(strstr(m, "| tokens in flight (KV cache use × capacity) | not computed: no KV cache size line"));
 	assert_non_null(strstr(m, "- **KV cache capacity:** not computed: no KV cache size line"));
 	assert_null(strstr(m, "The step that failed"));
 	assert_non_null(strstr(m, "| `--max-num-seqs` | 256 | **40** sequences | largest batch that completed: 47; "
-				  "rounded down to a multiple of 8: 40 | `b.tgz!v.log:12` |"));
+				  "rounded down to a multiple of 8: 40 | [E1](#e1) |"));
 	assert_non_null(strstr(m, "**Not computed, and why:**\n\n- `--max-model-len`: no KV cache size line (vLLM's "
 				  "\"GPU KV cache size\" or \"\\# GPU blocks\").\n- `--max-num-batched-tokens`: no failed step"));
 	assert_null(strstr(m, "r3")); /* the catalogue's words, not the English reason */
@@ -557,11 +603,17 @@ static void test_limits_section_says_what_could_not_be_computed(void **state)
 	assert_non_null(strstr(m, "tamamlanan en büyük batch: 47; 8'in katına aşağı yuvarlandı: 40"));
 	assert_null(strstr(m, "uçuştaki resim")); /* no vision rows without a request log */
 	free(m);
-	/* no CUDA OOM death: one sentence, nothing proposed */
-	m = limits_section("{\"patterns\": [{\"id\": \"gpu-oom-cascade\", \"verdict\": \"not_detected\","
+	/* a GPU OOM without limits: one sentence, nothing proposed */
+	m = limits_section("{\"patterns\": [{\"id\": \"gpu-oom-cascade\", \"verdict\": \"oom_no_cascade\","
 			   " \"limits\": null}]}", "en", "## Memory limits measured in the bundle");
 	assert_non_null(strstr(m, "No worker died of a CUDA OOM, so the bundle measured no memory limit"));
 	assert_null(strstr(m, "Settings to propose"));
+	free(m);
+	/* no pattern holds: no limits section at all, what was checked instead */
+	m = limits_section("{\"patterns\": [{\"id\": \"gpu-oom-cascade\", \"verdict\": \"not_detected\","
+			   " \"limits\": null}]}", "en", "# Postmortem: no known incident pattern found");
+	assert_null(strstr(m, "## Memory limits"));
+	assert_non_null(strstr(m, "## What was checked"));
 	free(m);
 }
 
@@ -591,7 +643,7 @@ static void test_limits_section_renders_vision(void **state)
 	char *m = limits_section(vision_doc, "en", "## Memory limits measured in the bundle");
 	assert_non_null(strstr(m, " For vision requests the batch is images: "));
 	assert_non_null(strstr(m, "| images in flight (vision requests) | **58** in 9 requests — vlm-1, "
-				  "2026-01-02T03:04:05.006Z, `b!v\\|1.log:7` | not computed: no vision request was in "
+				  "2026-01-02T03:04:05.006Z, [E1](#e1) | not computed: no vision request was in "
 				  "flight when a worker died |\n"));
 	assert_non_null(strstr(m, "| pixels in flight (their width × height) | **412000000** in 9 requests — vlm-1, "
 				  "2026-01-02T03:04:05.006Z, – | not computed: no vision request"));
@@ -608,11 +660,80 @@ static void test_limits_section_renders_vision(void **state)
 	free(m);
 }
 
+/* story.c: the when language over a finding, paths and templates */
+static const char story_doc[] =
+	"{\"patterns\": [{\"id\": \"p\", \"verdict\": \"confirmed\","
+	"  \"signals\": [{\"id\": \"cuda-oom\", \"present\": true}],"
+	"  \"conditions\": [{\"id\": \"fragmentation\", \"present\": true}, {\"id\": \"x\", \"present\": null},"
+	"   {\"id\": \"y\", \"present\": false}],"
+	"  \"questions\": [{\"id\": \"paged-attention\", \"data\": {\"enabled\": true, \"n\": 3}}],"
+	"  \"oom_events\": [{\"pod\": \"vllm|0\", \"tried_bytes\": 2147483648}, {\"pod\": \"vllm-1\"}, {\"pod\": \"vllm|0\"}]},"
+	" {\"id\": \"q\", \"verdict\": \"not_detected\", \"signals\": [{\"id\": \"s\", \"count\": 7}]}]}";
+
+static void test_story_when_reads_answers(void **state)
+{
+	(void)state;
+	json_t *doc = json_loads(story_doc, 0, NULL);
+	json_t *p = json_array_get(json_object_get(doc, "patterns"), 0);
+	const char *w = "(condition:fragmentation or signal:cuda-oom) and data:paged-attention.enabled=false";
+	assert_int_equal(iq_finding_when(doc, p, w, NULL), 0);
+	assert_int_equal(iq_finding_when(doc, p, "data:paged-attention.enabled=true", NULL), 1);
+	assert_int_equal(iq_finding_when(doc, p, "data:paged-attention.enabled", NULL), 1);
+	assert_int_equal(iq_finding_when(doc, p, "data:paged-attention.n>=3 and data:paged-attention.n<4", NULL), 1);
+	assert_int_equal(iq_finding_when(doc, p, "data:paged-attention.n>3", NULL), 0);
+	assert_int_equal(iq_finding_when(doc, p, "data:paged-attention.missing", NULL), 0);
+	assert_int_equal(iq_finding_when(doc, p, "condition:x=null and condition:y=false and not condition:y", NULL), 1);
+	assert_int_equal(iq_finding_when(doc, p, "condition:fragmentation=false", NULL), 0);
+	/* every term read is reported, with the value it read */
+	json_t *terms = json_array();
+	assert_int_equal(iq_finding_when(doc, p, "signal:cuda-oom and not data:paged-attention.enabled=false", terms), 1);
+	char *t = json_dumps(terms, JSON_COMPACT);
+	assert_string_equal(t, "[{\"term\":\"signal:cuda-oom\",\"value\":true,\"holds\":true},"
+			       "{\"term\":\"data:paged-attention.enabled=false\",\"value\":true,\"holds\":false}]");
+	free(t);
+	json_decref(terms);
+	json_decref(doc);
+}
+
+static void test_story_paths_and_templates(void **state)
+{
+	(void)state;
+	json_t *doc = json_loads(story_doc, 0, NULL);
+	json_t *p = json_array_get(json_object_get(doc, "patterns"), 0);
+	json_t *v = iq_finding_path(doc, p, "oom_events.*.pod");
+	char *t = json_dumps(v, JSON_COMPACT);
+	assert_string_equal(t, "[\"vllm|0\",\"vllm-1\",\"vllm|0\"]");
+	free(t);
+	json_decref(v);
+	v = iq_finding_path(doc, p, "@q.signals.s.count");
+	assert_int_equal(json_integer_value(v), 7);
+	json_decref(v);
+	assert_null(iq_finding_path(doc, p, "conditions.nope.present"));
+	/* the first template whose when holds and whose placeholders resolve,
+	 * values escaped for Markdown; a list joined, each value once */
+	json_t *tm = json_loads("[{\"when\": \"signal:nope\", \"en\": \"A\"},"
+				" {\"en\": \"B {oom_events.0.pod} {cascade.pods}\"},"
+				" {\"en\": \"C {oom_events.0.pod} {oom_events.0.tried_bytes|gib} {oom_events.*.pod|join}\", \"tr\": \"Ç\"}]",
+				0, NULL);
+	struct iq_buf b;
+	iq_buf_init(&b);
+	assert_int_equal(iq_report_text(&b, tm, doc, p, "en", 1), 1);
+	assert_string_equal(b.p, "C vllm\\|0 2.00 GiB vllm\\|0, vllm-1");
+	iq_buf_reset(&b);
+	assert_int_equal(iq_report_text(&b, tm, doc, p, "tr", 0), 1);
+	assert_string_equal(b.p, "Ç");
+	iq_buf_release(&b);
+	json_decref(tm);
+	json_decref(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_md_escapes_table_and_html_specials),
 		cmocka_unit_test(test_md_escapes_controls_and_backslashes),
+		cmocka_unit_test(test_md_breaks_links_and_block_starts),
+		cmocka_unit_test(test_md_code_spans_show_text_as_is),
 		cmocka_unit_test(test_md_cuts_at_newline_and_length),
 		cmocka_unit_test(test_xml_escapes_markup_and_quotes),
 		cmocka_unit_test(test_mask_numbers_and_times),
@@ -624,6 +745,8 @@ int main(void)
 		cmocka_unit_test(test_limit_arith_tr_redoes_each_setting),
 		cmocka_unit_test(test_limits_section_says_what_could_not_be_computed),
 		cmocka_unit_test(test_limits_section_renders_vision),
+		cmocka_unit_test(test_story_when_reads_answers),
+		cmocka_unit_test(test_story_paths_and_templates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

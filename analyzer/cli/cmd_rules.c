@@ -174,7 +174,7 @@ static void explain_signal(const struct iq_signal *s, const char *lang)
 			printf("    parameters:");
 			int first = 1;
 			json_object_foreach(params, k, v) {
-				char *js = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+				char *js = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
 				printf("%s %s = %s", first ? "" : ",", k, js ? js : "?");
 				free(js);
 				first = 0;
@@ -184,6 +184,12 @@ static void explain_signal(const struct iq_signal *s, const char *lang)
 				const char *kind, *edges;
 				if (iq_detector_window(det, k, &kind, &edges))
 					printf("    window %s: %s, %s\n", k, kind, edges);
+			}
+			json_t *why = json_object_get(json_object_get(obj, "detector"), "reasons");
+			json_object_foreach(params, k, v) {
+				const char *r = json_string_value(json_object_get(why, k));
+				if (r)
+					printf("    why %s: %s\n", k, r);
 			}
 		}
 	} else {

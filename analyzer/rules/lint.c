@@ -21,12 +21,12 @@ static const char *const detector_sig_keys[] = {"id", "title", "description", "s
 	"detector", "instead", NULL};
 static const char *const ref_keys[] = {"id", "ref", "title", "description", "severity", "kinds",
 	"exceptions", "tests", "instead", NULL};
-static const char *const detector_keys[] = {"name", "params", "windows", NULL};
+static const char *const detector_keys[] = {"name", "params", "windows", "reasons", NULL};
 static const char *const tests_keys[] = {"match", "no_match", NULL};
 static const char *const case_keys[] = {"text", "source", "captures", "kind", "note", NULL};
 static const char *const exception_keys[] = {"pattern", "why", "source", NULL};
 static const char *const condition_keys[] = {"id", "title", "description", "evidence",
-	"config_keys", "checks", NULL};
+	"config_keys", "checks", "params", "reasons", NULL};
 static const char *const check_keys[] = {"key", "op", "value", NULL};
 static const char *const question_keys[] = {"id", "question", "sql", "answer", "empty", NULL};
 static const char *const guidance_keys[] = {"id", "phase", "text", "for", "when", NULL};
@@ -190,6 +190,19 @@ static void check_detector(struct iq_lint *lc, const struct iq_signal *s, const 
 			iq_lint_report(lc, 0, sub, 1, NULL,
 				       "'%s' of detector '%s' is a %s window: say so, \"windows\": {\"%s\": \"%s\"}",
 				       k, s->detector, kind, k, kind);
+	}
+	/* the reason written beside a threshold: of a parameter the pack sets */
+	json_t *why = json_object_get(det, "reasons");
+	if (why && !json_is_object(why)) {
+		snprintf(sub, sizeof sub, "%s.detector.reasons", path);
+		iq_lint_report(lc, 0, sub, 0, NULL, "detector reasons must be an object: a parameter and its reason");
+	}
+	json_object_foreach(why, k, v) {
+		snprintf(sub, sizeof sub, "%s.detector.reasons.%s", path, k);
+		if (!json_object_get(pj, k))
+			iq_lint_report(lc, 0, sub, 1, NULL, "a reason for '%s', which the detector's params do not set", k);
+		else if (!json_is_string(v) || !*json_string_value(v))
+			iq_lint_report(lc, 0, sub, 0, NULL, "the reason for '%s' must be a non-empty string", k);
 	}
 	/* the kind each window is, stated by the pack, must be the detector's */
 	json_t *wj = json_object_get(det, "windows");
@@ -703,6 +716,19 @@ static void check_conditions(struct iq_lint *lc, struct iq_pack *p, struct ids *
 		if (!json_object_get(c, "evidence"))
 			iq_lint_report(lc, 0, path, 0, NULL, "condition '%s' does not say what \"evidence\" decides it",
 				       id ? id : "?");
+		const char *pk;
+		json_object_foreach(json_object_get(c, "params"), pk, v) {
+			snprintf(sub, sizeof sub, "%s.params.%s", path, pk);
+			if (!json_is_number(v))
+				iq_lint_report(lc, 0, sub, 0, NULL, "a condition's parameter must be a number");
+		}
+		json_object_foreach(json_object_get(c, "reasons"), pk, v) {
+			snprintf(sub, sizeof sub, "%s.reasons.%s", path, pk);
+			if (!json_object_get(json_object_get(c, "params"), pk))
+				iq_lint_report(lc, 0, sub, 1, NULL, "a reason for '%s', which the condition's params do not set", pk);
+			else if (!json_is_string(v) || !*json_string_value(v))
+				iq_lint_report(lc, 0, sub, 0, NULL, "the reason for '%s' must be a non-empty string", pk);
+		}
 		json_array_foreach(json_object_get(c, "checks"), k, v) {
 			snprintf(sub, sizeof sub, "%s.checks[%zu]", path, k);
 			check_object(lc, v, sub, check_keys, "a check");

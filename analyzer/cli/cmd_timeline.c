@@ -160,8 +160,11 @@ static int window_bounds(struct iq_store *s, int64_t *since, int64_t *until)
 		return -1;
 	if (*since == IQ_TIME_NONE)
 		*since = a;
+	/* the window's times are written to the millisecond: its end covers
+	 * the whole of its last millisecond, so that the record it was clipped
+	 * to (14:32:02.361441 for an end of 14:32:02.361) is inside */
 	if (*until == IQ_TIME_NONE)
-		*until = b;
+		*until = b + 999999;
 	return 0;
 }
 

@@ -251,22 +251,36 @@ int det_conditions(struct det *x)
 			  cpu && !gpuq ? "The autoscaler scales on CPU only, not on GPU memory or queue depth."
 				       : "The autoscaler uses a GPU or queue metric.", hev);
 
-	/* fragmentation: memory reserved but unallocated would have held the request */
-	long frag = 0;
+	/* fragmentation: memory reserved but unallocated would have held the
+	 * request, and is a material share of the GPU (a few hundred MiB is the
+	 * caching allocator's ordinary slack, not fragmentation) */
+	double min_share = det_cond_param(x, "fragmentation", "min_capacity_share", 0.1);
+	long frag = 0, slack = 0;
 	json_t *fev = json_array();
 	json_array_foreach(x->ooms, i, o) {
 		json_t *ru = json_object_get(o, "reserved_unallocated_bytes");
 		json_t *tr = json_object_get(o, "tried_bytes");
-		if (json_is_integer(ru) && json_is_integer(tr) && json_integer_value(ru) >= json_integer_value(tr)) {
-			frag++;
-			json_array_append(fev, json_array_get(json_object_get(o, "evidence"), 0));
+		json_t *cap = json_object_get(o, "capacity_bytes");
+		if (!json_is_integer(ru) || !json_is_integer(tr) || json_integer_value(ru) < json_integer_value(tr))
+			continue;
+		/* without the capacity the share cannot be judged: not counted */
+		if (!json_is_integer(cap) || json_integer_value(cap) <= 0 ||
+		    (double)json_integer_value(ru) < min_share * (double)json_integer_value(cap)) {
+			slack++;
+			continue;
 		}
+		frag++;
+		json_array_append(fev, json_array_get(json_object_get(o, "evidence"), 0));
 	}
 	if (!x->f.oom_events) {
 		condition(conds, "fragmentation", -1, "No CUDA OOM message to read the allocator's state from.", fev);
 	} else {
-		snprintf(d, sizeof d, "%ld of %ld OOM messages had more memory reserved-but-unallocated than the "
-			 "allocation that failed.", frag, x->f.oom_events);
+		snprintf(d, sizeof d, "%ld of %ld OOM messages had memory reserved-but-unallocated at least as large as "
+			 "the allocation that failed and %.0f%% or more of the GPU%s", frag, x->f.oom_events,
+			 min_share * 100, slack ? "" : ".");
+		if (slack)
+			snprintf(d + strlen(d), sizeof d - strlen(d), "; %ld more had enough for the allocation but less "
+				 "than that share (or no capacity in the message): the allocator's ordinary slack.", slack);
 		condition(conds, "fragmentation", frag > 0, d, fev);
 	}
 

@@ -165,8 +165,8 @@ struct pass {
 	struct det_http *h;
 	struct det_strs ix;
 	int32_t *ixmap;            /* ix id -> address index */
-	struct slotmap wmap, tmap, umap, m429;
-	size_t wcap, tcap, ucap;
+	struct slotmap wmap, tmap, m429;
+	size_t wcap, tcap;
 	int64_t win_ns;
 	const int64_t *deaths;
 	size_t ndeaths;
@@ -217,7 +217,7 @@ static int failed_status(const struct pass *p, int status)
 	return 0;
 }
 
-static void request(struct pass *p, int64_t ts, int has_ts, int status)
+static void request(struct pass *p, int64_t rid, int64_t ts, int has_ts, int status)
 {
 	struct det_http *h = p->h;
 	if (status >= 500)
@@ -242,7 +242,20 @@ static void request(struct pass *p, int64_t ts, int has_ts, int status)
 	}
 	struct det_window *w = &h->win[i];
 	w->total++;
-	w->fail += status && failed_status(p, status);
+	if (status && failed_status(p, status)) {
+		/* the window's first and last failure, in time (a tie: the
+		 * earlier record first) */
+		if (!w->fail || ts < w->first_ts || (ts == w->first_ts && rid < w->first_id)) {
+			w->first_ts = ts;
+			w->first_id = rid;
+		}
+		if (!w->fail || ts > w->last_ts || (ts == w->last_ts && rid > w->last_id)) {
+			w->last_ts = ts;
+			w->last_id = rid;
+		}
+		w->fail++;
+	}
+	w->s500 += status == 500;
 	w->s502 += status == 502;
 	w->s503 += status == 503;
 	w->s504 += status == 504;
@@ -282,20 +295,6 @@ static void upstream(struct pass *p, int64_t rid, int64_t ts, int has_ts, const 
 	int32_t a = addr_of(p, addr);
 	if (!has_ts)
 		return;
-	int is_new;
-	size_t i = map_slot(&p->umap, ts / p->win_ns, a, h->nup, &is_new);
-	if (is_new) {
-		if (h->nup == p->ucap) {
-			p->ucap = p->ucap ? p->ucap * 2 : 64;
-			h->up = iq_xrealloc(h->up, p->ucap * sizeof *h->up);
-		}
-		h->up[i].k = ts / p->win_ns;
-		h->up[i].addr = a;
-		h->up[i].attempts = h->up[i].failed = 0;
-		h->nup++;
-	}
-	h->up[i].attempts++;
-	h->up[i].failed += status >= 500 && status <= 599;
 	if (ts < p->lo || ts >= p->hi)
 		return;
 	for (size_t d = 0; d < p->ndeaths; d++) {
@@ -362,7 +361,7 @@ int det_http_load(struct det *x, const int64_t *deaths, size_t ndeaths, double s
 		int64_t ts = has_ts ? sqlite3_column_int64(rq, 1) : 0;
 		if (rrow) {
 			h->requests++;
-			request(&p, ts, has_ts, (int)sqlite3_column_int64(rq, 2));
+			request(&p, rid, ts, has_ts, (int)sqlite3_column_int64(rq, 2));
 		}
 		/* the attempts of this request; one read out of record_id order
 		 * takes its request's time from a lookup */
@@ -390,7 +389,6 @@ int det_http_load(struct det *x, const int64_t *deaths, size_t ndeaths, double s
 	sqlite3_finalize(lq);
 	map_release(&p.wmap);
 	map_release(&p.tmap);
-	map_release(&p.umap);
 	map_release(&p.m429);
 	det_strs_release(&p.ix);
 	free(p.ixmap);
@@ -423,7 +421,6 @@ void det_http_free(struct det_http *h)
 	free(h->win);
 	free(h->ten);
 	free(h->m429);
-	free(h->up);
 	free(h);
 }
 

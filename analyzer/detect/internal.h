@@ -35,20 +35,15 @@ struct det_facts {
 /* One window of the surge detector (window_s of the pack). */
 struct det_window {
 	int64_t k;                /* ts / window */
-	long total, fail, s502, s503, s504, s429;
+	long total, fail, s500, s502, s503, s504, s429;
+	int64_t first_ts, last_ts; /* the first and last failure (when fail) */
+	int64_t first_id, last_id; /* their records */
 };
 
 /* A 10-second bucket (or a minute, for m429): requests served (or 429s). */
 struct det_ten {
 	int64_t k;
 	long served;
-};
-
-/* Upstream attempts of one address in one surge window. */
-struct det_upw {
-	int64_t k;
-	int32_t addr;
-	long attempts, failed;
 };
 
 /* What one pass over http_requests and http_upstreams gives (http.c). */
@@ -65,8 +60,6 @@ struct det_http {
 	char **addr;              /* upstream addresses (NULL: no address) */
 	size_t naddr, addr_cap;
 	int32_t null_addr;
-	struct det_upw *up;
-	size_t nup;
 	size_t ndeaths;
 	long **shares;            /* per address: attempts before, after each death */
 };
@@ -105,6 +98,8 @@ json_t *det_evidence_of(struct det *x, int64_t record_id);
 /* A detector parameter from the pack (signal id's "detector"."params"."key"),
  * or def. */
 double det_param(struct det *x, const char *signal, const char *key, double def);
+/* A condition's parameter from the pack (its "params"."key"), or def. */
+double det_cond_param(struct det *x, const char *condition, const char *key, double def);
 /* A list parameter (a number is a list of one): how many were written. */
 size_t det_param_list(struct det *x, const char *signal, const char *key, double *out, size_t max);
 /* The signal object {id, present, count, first, last, evidence}. */

@@ -28,52 +28,8 @@ static json_t *surge_evidence(struct det *x, int64_t a, int64_t b)
 	return ev;
 }
 
-/* Per upstream address: attempts and failed ones in windows ka..kb,
- * most failed first, then by address. */
-struct upsum {
-	const char *addr;
-	long attempts, failed;
-};
-
-static int by_failed(const void *a, const void *b)
-{
-	const struct upsum *x = a, *y = b;
-	if (x->failed != y->failed)
-		return x->failed > y->failed ? -1 : 1;
-	if (!x->addr || !y->addr)
-		return !y->addr - !x->addr;
-	return strcmp(x->addr, y->addr);
-}
-
-static json_t *per_upstream(struct det *x, int64_t ka, int64_t kb)
-{
-	const struct det_http *h = x->http;
-	struct upsum *u = iq_xcalloc(h->naddr ? h->naddr : 1, sizeof *u);
-	for (size_t i = 0; i < h->naddr; i++)
-		u[i].addr = h->addr[i];
-	for (size_t i = 0; i < h->nup; i++)
-		if (h->up[i].k >= ka && h->up[i].k <= kb) {
-			u[h->up[i].addr].attempts += h->up[i].attempts;
-			u[h->up[i].addr].failed += h->up[i].failed;
-		}
-	size_t n = 0;
-	for (size_t i = 0; i < h->naddr; i++)
-		if (u[i].attempts)
-			u[n++] = u[i];
-	qsort(u, n, sizeof *u, by_failed);
-	json_t *ups = json_array();
-	for (size_t i = 0; i < n; i++) {
-		json_t *o = json_object();
-		json_object_set_new(o, "upstream", det_str(u[i].addr));
-		json_object_set_new(o, "attempts", json_integer(u[i].attempts));
-		json_object_set_new(o, "failed", json_integer(u[i].failed));
-		json_array_append_new(ups, o);
-	}
-	free(u);
-	return ups;
-}
-
-/* The same from SQL, for a window that is not made of whole windows. */
+/* Per upstream address: attempts and failed ones in [a, b), most failed
+ * first, then by address. */
 static json_t *per_upstream_sql(struct det *x, int64_t a, int64_t b)
 {
 	json_t *ups = json_array();
@@ -93,6 +49,17 @@ static json_t *per_upstream_sql(struct det *x, int64_t a, int64_t b)
 		sqlite3_finalize(q);
 	}
 	return ups;
+}
+
+/* The noise of the failures in the nb windows before window i: their mean
+ * per window plus two standard deviations of a Poisson count. */
+static double noise_before(const struct det_window *m, size_t i, double nb)
+{
+	double base = 0;
+	for (size_t j = i; j-- > 0 && (double)(m[i].k - m[j].k) <= nb;)
+		base += (double)m[j].fail;
+	double mean = base / nb;
+	return mean + 2 * sqrt(mean);
 }
 
 int det_surge(struct det *x)
@@ -129,28 +96,33 @@ int det_surge(struct det *x)
 		    (double)m[i].fail >= min_ratio * (double)m[i].total)
 			start = end = (long)i;
 	}
-	/* The excursion's first minutes: the minutes right before that one
-	 * whose 5xx are clearly above the baseline before them (two or more,
-	 * and factor times its mean per minute and its ratio of requests) are
-	 * the surge's start: the first worker's in-flight requests fail
-	 * before the surge reaches min_count. One stray 5xx is not. */
-	while (start > 0 && m[start - 1].k == m[start].k - 1 && m[start - 1].fail >= 2) {
-		size_t i = (size_t)start - 1;
-		double base = 0, base_total = 0;
-		for (size_t j = i; j-- > 0 && (double)(m[i].k - m[j].k) <= baseline_s / win;) {
-			base += (double)m[j].fail;
-			base_total += (double)m[j].total;
-		}
-		double mean = base / (baseline_s / win), ratio = base_total > 0 ? base / base_total : 0;
-		if (!((double)m[i].fail > factor * mean && (double)m[i].fail > factor * ratio * (double)m[i].total))
-			break;
-		start = (long)i;
-	}
 	for (size_t i = (size_t)(end + 1); start >= 0 && i < n; i++) {
 		if ((double)(m[i].k - m[end].k) > gap_min + 1)
 			break;
 		if ((double)m[i].fail >= min_count && (double)m[i].fail >= min_ratio * (double)m[i].total)
 			end = (long)i;
+	}
+	/* The surge is the whole episode of failures around that: from its
+	 * first 5xx to its last. Windows before the start (and after the end)
+	 * belong to it while their failures stand above the noise of the
+	 * baseline before the start (its mean per window plus two standard
+	 * deviations of a Poisson count: with a quiet baseline, any 5xx),
+	 * across quiet gaps of up to max_gap_s. A baseline that fails now and
+	 * then does not stretch the surge back over it. */
+	if (start >= 0) {
+		for (long i = start - 1; i >= 0; i--) {
+			if ((double)(m[start].k - m[i].k) > gap_min + 1)
+				break;
+			if ((double)m[i].fail > noise_before(m, (size_t)i, baseline_s / win))
+				start = i;
+		}
+		double noise = noise_before(m, (size_t)start, baseline_s / win);
+		for (size_t i = (size_t)(end + 1); i < n; i++) {
+			if ((double)(m[i].k - m[end].k) > gap_min + 1)
+				break;
+			if ((double)m[i].fail > noise)
+				end = (long)i;
+		}
 	}
 	json_t *signals = json_object_get(x->pat, "signals");
 	if (start < 0) {
@@ -158,35 +130,38 @@ int det_surge(struct det *x)
 		json_array_append_new(signals, det_signal("lb-5xx-surge", 0, IQ_TIME_NONE, IQ_TIME_NONE, NULL));
 		return 0;
 	}
-	long peak = 0, c502 = 0, c503 = 0, c504 = 0, c5 = 0;
+	long peak = 0, c500 = 0, c502 = 0, c503 = 0, c504 = 0, c5 = 0;
 	for (long i = start; i <= end; i++) {
 		if (m[i].fail > peak)
 			peak = m[i].fail;
+		c500 += m[i].s500;
 		c502 += m[i].s502;
 		c503 += m[i].s503;
 		c504 += m[i].s504;
 		c5 += m[i].fail;
 	}
-	int64_t a = (int64_t)((double)m[start].k * win * 1e9), b = (int64_t)((double)(m[end].k + 1) * win * 1e9);
+	/* from the first failure to the last, both included */
+	int64_t a = m[start].first_ts, last = m[end].last_ts, b = last + 1;
 	x->f.surge = 1;
 	x->f.surge_start = a;
 	x->f.surge_end = b;
 	json_t *s = json_object();
 	json_object_set_new(s, "start", det_time_ns(a));
-	json_object_set_new(s, "end", det_time_ns(b));
+	json_object_set_new(s, "end", det_time_ns(last));
 	json_object_set_new(s, "peak_per_minute", json_integer(peak));
+	json_object_set_new(s, "count", json_integer(c5));
+	json_object_set_new(s, "count_500", json_integer(c500));
 	json_object_set_new(s, "count_502", json_integer(c502));
 	json_object_set_new(s, "count_503", json_integer(c503));
 	json_object_set_new(s, "count_504", json_integer(c504));
-	/* per upstream: failed attempts in the window (whole windows of the
-	 * pass; a window that does not fall on them is counted again) */
-	json_t *ups;
-	if (a == m[start].k * x->http->win_ns && b == (m[end].k + 1) * x->http->win_ns)
-		ups = per_upstream(x, m[start].k, m[end].k);
-	else
-		ups = per_upstream_sql(x, a, b);
-	json_object_set_new(s, "per_upstream", ups);
+	json_object_set_new(s, "per_upstream", per_upstream_sql(x, a, b));
+	/* the first failure of each status, and the last failure */
 	json_t *ev = surge_evidence(x, a, b);
+	if (m[end].last_id != m[start].first_id || !json_array_size(ev)) {
+		json_t *e = det_evidence_of(x, m[end].last_id);
+		if (e)
+			json_array_append_new(ev, e);
+	}
 	json_object_set(s, "evidence", ev);
 	json_object_set_new(x->pat, "lb_5xx_surge", s);
 	json_array_append_new(signals, det_signal("lb-5xx-surge", c5, a, b, ev));
@@ -245,15 +220,31 @@ int det_impact(struct det *x)
 	return 0;
 }
 
-/* The ingress-flood boundary: in the surge window (or, without one, the
- * busiest minute of 429s), a few clients send most requests, with no CUDA
- * OOM and no GPU memory pressure. */
+/* The ingress-flood boundary. In the surge window (or, without one, the
+ * busiest minute of 429s) it asks four things, each with a margin:
+ *
+ *   few heavy clients  clients that each sent at least heavy_factor times
+ *                      the median client's requests, no more than
+ *                      max_clients of them ("a few"), together sending at
+ *                      least min_client_share of the window's requests;
+ *   a rise             the window's request rate at least min_rate_rise
+ *                      times the rate of the baseline_s before it (when
+ *                      the log reaches back a minute or more before it);
+ *   refused at the edge  at least min_refused_share of the failed requests
+ *                      (5xx and 429) answered by the load balancer itself,
+ *                      no upstream tried (when the log names upstreams);
+ *   workers up         no CUDA OOM, no GPU memory sawtooth, no serving
+ *                      worker killed by the host's OOM killer.
+ *
+ * Steady high GPU memory is not pressure: engines pre-allocate most of it
+ * and training jobs hold it; the sawtooth (a climb and a drop when a worker
+ * dies) is. Each test that fails is named in "reasons". */
 
 /* Requests per client in [a, b): most first, a tie in client order (no
- * client first), with each client's first request. */
+ * client last), with each client's first request and its failures. */
 struct client {
 	const char *client;
-	long n;
+	long n, failed, refused;
 	int64_t first;
 };
 
@@ -267,20 +258,34 @@ static int by_requests(const void *a, const void *b)
 	return strcmp(x->client, y->client);
 }
 
-static struct client *clients_in(struct det *x, int64_t a, int64_t b, struct det_strs *names, size_t *n)
+/* What the window holds besides the clients. */
+struct flood_win {
+	long requests, failed, refused; /* failed: 5xx and 429; refused: of them, no upstream tried */
+	long with_upstream;             /* requests whose upstream the log names */
+	int64_t first_refused;          /* record id, INT64_MAX when none */
+};
+
+static struct client *clients_in(struct det *x, int64_t a, int64_t b, struct det_strs *names, size_t *n,
+				 struct flood_win *w)
 {
 	struct client *c = NULL;
 	size_t cap = 0;
-	struct client none = {NULL, 0, INT64_MAX};
+	struct client none = {NULL, 0, 0, 0, INT64_MAX};
 	*n = 0;
+	memset(w, 0, sizeof *w);
+	w->first_refused = INT64_MAX;
 	sqlite3_stmt *q;
-	if (det_prep(x, "SELECT client, record_id FROM http_requests WHERE ts >= ?1 AND ts < ?2", &q))
+	if (det_prep(x, "SELECT h.client, h.record_id, h.status,"
+			" EXISTS (SELECT 1 FROM http_upstreams u WHERE u.record_id = h.record_id AND u.addr IS NOT NULL)"
+			" FROM http_requests h WHERE h.ts >= ?1 AND h.ts < ?2", &q))
 		return NULL;
 	sqlite3_bind_int64(q, 1, a);
 	sqlite3_bind_int64(q, 2, b);
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		const char *cl = (const char *)sqlite3_column_text(q, 0);
 		int64_t id = sqlite3_column_int64(q, 1);
+		int st = sqlite3_column_type(q, 2) == SQLITE_NULL ? 0 : sqlite3_column_int(q, 2);
+		int up = sqlite3_column_int(q, 3);
 		struct client *e = &none;
 		if (cl) {
 			int is_new;
@@ -290,13 +295,24 @@ static struct client *clients_in(struct det *x, int64_t a, int64_t b, struct det
 					cap = cap ? cap * 2 : 64;
 					c = iq_xrealloc(c, cap * sizeof *c);
 				}
-				c[k] = (struct client){NULL, 0, INT64_MAX};
+				c[k] = (struct client){NULL, 0, 0, 0, INT64_MAX};
 			}
 			e = &c[k];
 		}
+		int failed = st == 429 || (st >= 500 && st <= 599);
 		e->n++;
+		e->failed += failed;
+		e->refused += failed && !up;
 		if (id < e->first)
 			e->first = id;
+		w->requests++;
+		w->failed += failed;
+		w->with_upstream += up;
+		if (failed && !up) {
+			w->refused++;
+			if (id < w->first_refused)
+				w->first_refused = id;
+		}
 	}
 	sqlite3_finalize(q);
 	*n = names->n;
@@ -309,6 +325,11 @@ static struct client *clients_in(struct det *x, int64_t a, int64_t b, struct det
 	if (*n)
 		qsort(c, *n, sizeof *c, by_requests);
 	return c;
+}
+
+static json_t *ratio(double v, double scale)
+{
+	return isnan(v) ? json_null() : json_real(floor(v * scale + 0.5) / scale);
 }
 
 json_t *det_flood(struct det *x)
@@ -334,43 +355,140 @@ json_t *det_flood(struct det *x)
 			b = NS((m + 1) * 60);
 		}
 	}
-	long top = 0, all = 0;
+	double heavy_factor = det_param(x, "ingress-flood", "heavy_factor", 10);
+	double max_clients = det_param(x, "ingress-flood", "max_clients", 10);
+	double min_share = det_param(x, "ingress-flood", "min_client_share", 0.5);
+	double min_rise = det_param(x, "ingress-flood", "min_rate_rise", 5);
+	double min_refused = det_param(x, "ingress-flood", "min_refused_share", 0.5);
+	double baseline_s = det_param(x, "ingress-flood", "baseline_s", 600);
+	json_t *reasons = json_array();
 	json_t *clients = json_array();
 	json_t *ev = json_array();
-	if (a != IQ_TIME_NONE && b > a) {
+	long heavy = 0, heavy_n = 0, nclients = 0;
+	double share = NAN, busiest = NAN, median = NAN, rate = NAN, base_rate = NAN, rise = NAN, refused = NAN;
+	double typical_out = NAN;
+	struct flood_win w = {0, 0, 0, 0, INT64_MAX};
+	if (a == IQ_TIME_NONE || b <= a) {
+		json_array_append_new(reasons, json_string("no_window"));
+	} else {
 		struct det_strs names;
 		memset(&names, 0, sizeof names);
 		size_t n;
-		struct client *c = clients_in(x, a, b, &names, &n);
-		for (size_t k = 0; k < n; k++) {
-			all += c[k].n;
-			if (k >= 3)
-				continue;
-			top += c[k].n;
+		struct client *c = clients_in(x, a, b, &names, &n, &w);
+		nclients = (long)n;
+		rate = (double)w.requests / ((double)(b - a) / 1e9);
+		/* the baseline: the baseline_s before the window, the part of it
+		 * the log covers, when that is a minute or more */
+		int64_t from = a - (int64_t)(baseline_s * 1e9);
+		int64_t first = det_scalar(x, "SELECT min(ts) FROM http_requests WHERE ts IS NOT NULL", IQ_TIME_NONE);
+		if (first != IQ_TIME_NONE && first > from)
+			from = first;
+		double typical = NAN;
+		if (a - from >= NS(60)) {
+			/* the rate before, and the median client's requests then,
+			 * scaled to the window's length */
+			sqlite3_stmt *q;
+			long base_n = 0;
+			long *per = NULL;
+			size_t nper = 0, cap = 0;
+			if (det_prep(x, "SELECT count(*) FROM http_requests WHERE ts >= ?1 AND ts < ?2"
+					" GROUP BY client ORDER BY 1", &q) == 0) {
+				sqlite3_bind_int64(q, 1, from);
+				sqlite3_bind_int64(q, 2, a);
+				while (sqlite3_step(q) == SQLITE_ROW) {
+					if (nper == cap) {
+						cap = cap ? cap * 2 : 64;
+						per = iq_xrealloc(per, cap * sizeof *per);
+					}
+					per[nper] = (long)sqlite3_column_int64(q, 0);
+					base_n += per[nper++];
+				}
+				sqlite3_finalize(q);
+			}
+			double span = (double)(a - from) / 1e9;
+			base_rate = (double)base_n / span;
+			if (nper) {
+				double med = nper % 2 ? (double)per[nper / 2]
+						      : ((double)per[nper / 2 - 1] + (double)per[nper / 2]) / 2;
+				typical = med * ((double)(b - a) / 1e9) / span;
+			}
+			free(per);
+			rise = base_rate > 0 ? rate / base_rate : INFINITY;
+		}
+		if (n) {
+			/* without a baseline, the median client of the window */
+			median = n % 2 ? (double)c[n / 2].n : ((double)c[n / 2 - 1].n + (double)c[n / 2].n) / 2;
+			busiest = (double)c[0].n / (double)w.requests;
+		}
+		double ref = isnan(typical) ? median : typical;
+		if (ref < 1)
+			ref = 1;
+		for (size_t k = 0; k < n && c[k].client && (double)c[k].n >= heavy_factor * ref; k++) {
+			heavy++;
+			heavy_n += c[k].n;
+		}
+		/* the heavy clients, or the busiest three when none is */
+		size_t show = heavy ? (size_t)heavy : 3;
+		if ((double)show > max_clients)
+			show = (size_t)max_clients;
+		for (size_t k = 0; k < n && k < show; k++) {
 			json_t *ci = json_object();
 			json_object_set_new(ci, "client", det_str(c[k].client));
 			json_object_set_new(ci, "requests", json_integer(c[k].n));
+			json_object_set_new(ci, "failed", json_integer(c[k].failed));
+			json_object_set_new(ci, "refused", json_integer(c[k].refused));
 			json_array_append_new(clients, ci);
-			json_t *e = det_evidence_of(x, c[k].first);
+			if (k < 3) {
+				json_t *e = det_evidence_of(x, c[k].first);
+				if (e)
+					json_array_append_new(ev, e);
+			}
+		}
+		share = w.requests ? (double)(heavy ? heavy_n : c[0].n) / (double)w.requests : NAN;
+		typical_out = ref;
+		free(c);
+		det_strs_release(&names);
+		if (!heavy)
+			json_array_append_new(reasons, json_string("no_heavy_client"));
+		else if ((double)heavy > max_clients)
+			json_array_append_new(reasons, json_string("many_clients"));
+		else if (share < min_share)
+			json_array_append_new(reasons, json_string("low_share"));
+		if (!isnan(rise) && rise < min_rise)
+			json_array_append_new(reasons, json_string("no_rise"));
+		if (w.with_upstream && w.failed) {
+			refused = (double)w.refused / (double)w.failed;
+			if (refused < min_refused)
+				json_array_append_new(reasons, json_string("not_refused"));
+		}
+		if (w.first_refused != INT64_MAX) {
+			json_t *e = det_evidence_of(x, w.first_refused);
 			if (e)
 				json_array_append_new(ev, e);
 		}
-		free(c);
-		det_strs_release(&names);
 	}
-	double share = all ? (double)top / (double)all : 0;
-	double rate = b > a && a != IQ_TIME_NONE ? (double)all / ((double)(b - a) / 1e9) : 0;
-	double min_share = det_param(x, "ingress-flood", "min_client_share", 0.8);
-	double min_rate = det_param(x, "ingress-flood", "min_rate_per_s", 5);
-	double max_gpu = det_param(x, "ingress-flood", "max_gpu_ratio", 0.95);
-	int pressure = !isnan(x->f.gpu_peak_ratio) && x->f.gpu_peak_ratio >= max_gpu;
-	int present = all > 0 && share >= min_share && rate >= min_rate && x->f.oom_events == 0 && !pressure;
+	if (x->f.oom_events)
+		json_array_append_new(reasons, json_string("cuda_oom"));
+	if (x->f.sawtooth)
+		json_array_append_new(reasons, json_string("gpu_sawtooth"));
+	if (x->f.host_oom_workers)
+		json_array_append_new(reasons, json_string("host_oom"));
+	int present = json_array_size(reasons) == 0;
 	x->f.flood = present;
 	json_object_set_new(o, "present", json_boolean(present));
-	json_object_set_new(o, "count", json_integer(present ? all : 0));
+	json_object_set_new(o, "count", json_integer(present ? heavy_n : 0));
+	json_object_set_new(o, "reasons", reasons);
+	json_object_set_new(o, "clients", json_integer(nclients));
+	json_object_set_new(o, "heavy_clients", json_integer(heavy));
+	json_object_set_new(o, "typical_client_requests", ratio(typical_out, 10));
 	json_object_set_new(o, "top_clients", clients);
-	json_object_set_new(o, "top_client_share", json_real(floor(share * 1000 + 0.5) / 1000));
-	json_object_set_new(o, "requests_per_s", json_real(floor(rate * 100 + 0.5) / 100));
+	json_object_set_new(o, "top_client_share", ratio(share, 1000));
+	json_object_set_new(o, "busiest_client_share", ratio(busiest, 1000));
+	json_object_set_new(o, "requests_per_s", ratio(rate, 100));
+	json_object_set_new(o, "baseline_requests_per_s", ratio(base_rate, 100));
+	json_object_set_new(o, "rate_rise", isinf(rise) ? json_null() : ratio(rise, 10));
+	json_object_set_new(o, "failed_requests", json_integer(w.failed));
+	json_object_set_new(o, "refused_share", ratio(refused, 1000));
 	json_object_set_new(o, "attributed_to", json_array());
 	json_object_set_new(o, "evidence", ev);
 	return o;

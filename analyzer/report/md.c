@@ -757,6 +757,66 @@ static void section_conditions(struct pm *p)
 	condition_list(p, 0, 1, "cond.unknown");
 }
 
+/* A number of the flood boundary, NAN when null. */
+static double fnum(json_t *b, const char *k)
+{
+	json_t *v = json_object_get(b, k);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* Why the flood was ruled in (its figures) or out (each test it failed,
+ * with the figure and the threshold of the pack). */
+static void flood_why(struct pm *p, json_t *b, int present)
+{
+	const struct iq_signal *sg = p->pack ? iq_pack_find_signal(p->pack, "ingress-flood") : NULL;
+	json_t *par = sg ? json_object_get(json_object_get(iq_signal_json(sg), "detector"), "params") : NULL;
+#define PAR(k, d) (json_is_number(json_object_get(par, k)) ? json_number_value(json_object_get(par, k)) : (d))
+	double share = fnum(b, "top_client_share"), rate = fnum(b, "requests_per_s");
+	double base = fnum(b, "baseline_requests_per_s"), rise = fnum(b, "rate_rise");
+	double refused = fnum(b, "refused_share"), busiest = fnum(b, "busiest_client_share");
+	if (present) {
+		fprintf(p->out, M("flood.yes"), num(b, "heavy_clients"), share * 100, rate);
+		if (!isnan(base) && !isnan(rise))
+			fprintf(p->out, M("flood.yes.rise"), rise, base);
+		if (!isnan(refused))
+			fprintf(p->out, M("flood.yes.refused"), refused * 100);
+		fprintf(p->out, "%s", M("flood.yes.up"));
+		return;
+	}
+	size_t i;
+	json_t *r;
+	int n = 0;
+	json_array_foreach(json_object_get(b, "reasons"), i, r) {
+		const char *c = json_string_value(r);
+		if (!c)
+			continue;
+		fputs(n++ ? "; " : "", p->out);
+		if (strcmp(c, "no_window") == 0)
+			fprintf(p->out, "%s", M("flood.no.window"));
+		else if (strcmp(c, "no_heavy_client") == 0)
+			fprintf(p->out, M("flood.no.heavy"), busiest * 100, PAR("heavy_factor", 10));
+		else if (strcmp(c, "many_clients") == 0)
+			fprintf(p->out, M("flood.no.many"), num(b, "heavy_clients"), PAR("max_clients", 10));
+		else if (strcmp(c, "low_share") == 0)
+			fprintf(p->out, M("flood.no.share"), num(b, "heavy_clients"), share * 100,
+				PAR("min_client_share", 0.5) * 100);
+		else if (strcmp(c, "no_rise") == 0)
+			fprintf(p->out, M("flood.no.rise"), rate, rise, base, PAR("min_rate_rise", 5));
+		else if (strcmp(c, "not_refused") == 0)
+			fprintf(p->out, M("flood.no.refused"), refused * 100);
+		else if (strcmp(c, "cuda_oom") == 0)
+			fprintf(p->out, "%s", M("flood.no.oom"));
+		else if (strcmp(c, "gpu_sawtooth") == 0)
+			fprintf(p->out, "%s", M("flood.no.sawtooth"));
+		else if (strcmp(c, "host_oom") == 0)
+			fprintf(p->out, "%s", M("flood.no.hostoom"));
+		else
+			put(p, c, 64);
+	}
+	fputs(".", p->out);
+#undef PAR
+}
+
 static void section_boundaries(struct pm *p)
 {
 	fprintf(p->out, "## %s\n\n", M("h.not"));
@@ -796,12 +856,9 @@ static void section_boundaries(struct pm *p)
 				fprintf(p->out, ", %s)", str(a, "time"));
 			}
 			fputs(".", p->out);
-		} else if (strcmp(id, "ingress-flood") == 0 && !present &&
-			   json_object_get(b, "top_client_share")) {
-			fprintf(p->out, "**%s** — ", M("not.out"));
-			fprintf(p->out, M("not.flood.no"),
-				json_number_value(json_object_get(b, "top_client_share")) * 100,
-				json_number_value(json_object_get(b, "requests_per_s")));
+		} else if (strcmp(id, "ingress-flood") == 0 && json_object_get(b, "reasons")) {
+			fprintf(p->out, "**%s** — ", M(present ? "not.in" : "not.out"));
+			flood_why(p, b, present);
 		} else if (present) {
 			fprintf(p->out, "**%s** — ", M("not.in"));
 			fprintf(p->out, M("not.seen"), num(b, "count"));

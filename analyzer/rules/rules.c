@@ -1199,11 +1199,13 @@ static const struct detector {
 	const char *desc;
 	struct window_decl windows[4];
 } detectors[] = {
-	{"surge", {"statuses", "window_s", "baseline_s", "factor", "min_count", "min_ratio", "max_gap_s", NULL},
-	 "counts load-balancer responses with the given statuses (default 500-599) per window_s "
-	 "seconds; the surge starts at the first window holding at least min_count of them, "
-	 "factor times the mean of the baseline_s before it and min_ratio of its requests, and "
-	 "lasts while windows stay at min_count and min_ratio, quiet gaps of up to max_gap_s allowed",
+	{"surge", {"window_s", "baseline_s", "factor", "min_count", "min_ratio", "max_gap_s", NULL},
+	 "counts load-balancer 5xx responses (500-599) per window_s seconds; a surge is found "
+	 "at a window holding at least min_count of them, factor times the mean of the "
+	 "baseline_s before it and min_ratio of its requests; it is the whole episode around "
+	 "that window: earlier and later windows whose 5xx stand above the baseline's noise "
+	 "(mean + 2 sqrt(mean)) belong to it, quiet gaps of up to max_gap_s allowed, and it "
+	 "runs from its first 5xx to its last",
 	 {{"window_s", "tumbling", "buckets [k x window_s, (k+1) x window_s) of UTC time: a response "
 				  "exactly on a boundary counts in the later bucket"},
 	  {"baseline_s", "sliding", "the buckets that start at most baseline_s before the bucket "
@@ -1234,10 +1236,15 @@ static const struct detector {
 	 "attributes kernel OOM-killer kills and OOMKilled container states to node, pod, "
 	 "container and process; it rules the pattern out only when serving workers were killed",
 	 {{NULL, NULL, NULL}}},
-	{"ingress-flood", {"min_client_share", "min_rate_per_s", "max_gpu_ratio", NULL},
-	 "in the 5xx surge (or the busiest minute of 429s), reports a flood when the top three "
-	 "clients carry at least min_client_share of the requests at min_rate_per_s or more, "
-	 "with no CUDA OOM and GPU memory below max_gpu_ratio",
+	{"ingress-flood", {"heavy_factor", "max_clients", "min_client_share", "min_rate_rise", "min_refused_share",
+			   "baseline_s", NULL},
+	 "in the 5xx surge (or the busiest minute of 429s), reports a flood when at most max_clients "
+	 "clients each sent heavy_factor times the typical client's requests (the median client of the "
+	 "baseline_s before) and together min_client_share of the requests, the request rate rose "
+	 "min_rate_rise times over the baseline's, the load balancer itself refused min_refused_share "
+	 "of the failed requests (where its log names upstreams), and no worker died: no CUDA OOM, no "
+	 "GPU memory sawtooth, no serving worker killed by the host; each test that fails is named in "
+	 "the boundary's reasons",
 	 {{NULL, NULL, NULL}}},
 };
 

@@ -64,11 +64,14 @@ def check_detectors(pat):
           "time of each pod's first OOM")
     check(c["pods_affected"] == 3 and c["nodes_affected"] == 3, "pods and nodes affected")
 
-    # The 5xx surge spans the deaths: from the minute of the first 502 to the
-    # minute after the last 503, and holds every 502 and 503 of the LB log.
+    # The 5xx surge spans the deaths: from the first 5xx of the LB log to its
+    # last (ingress-nginx logs whole seconds), and holds every 502 and 503.
     s = pat["lb_5xx_surge"]
-    check(s is not None and s["start"] == "2026-11-30T14:12:00.000Z" and s["end"] == "2026-11-30T14:20:00.000Z",
+    ts = TRUTH["lb_5xx_surge"]
+    check(s is not None and (s["start"][:19], s["end"][:19]) == (ts["first_5xx"][:19], ts["last_5xx"][:19]),
           "surge window", str(s and (s["start"], s["end"])))
+    check(s["evidence"][0]["time"] == s["start"] and s["evidence"][-1]["time"] == s["end"],
+          "surge evidence: its first and last 5xx", str([e["time"] for e in s["evidence"]]))
     check(s["count_502"] == TRUTH["counts"]["lb_502"] and s["count_503"] == TRUTH["counts"]["lb_503"],
           "surge counts", str((s["count_502"], s["count_503"])))
     check(all(e["file"].endswith("lb/ingress-nginx-access.log") for e in s["evidence"]) and s["evidence"],

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """edges.py BIN: the windows of the pack at their edges, through the whole
 binary. A load-balancer log with a quiet baseline and bursts of 502s placed
-exactly on (or a second before) the surge's tumbling-minute boundaries, with
-quiet spells exactly as long as the session gap (and one bucket longer), and
-the same lines shuffled: the surge must start, end and count exactly as the
-windows' documented edges say (rules/README.md), whatever the line order."""
+inside one tumbling minute or split by its boundary, with quiet spells
+exactly as long as the session gap (and one bucket longer), and the same
+lines shuffled: the surge must be found, start at its first 5xx, end at its
+last and count exactly as the windows' documented edges say
+(rules/README.md), whatever the line order."""
 import json, os, random, shutil, subprocess, sys, tempfile
 
 BIN = sys.argv[1]
@@ -56,24 +57,33 @@ def burst(minute, second=0, n=10):
 
 tmp = tempfile.mkdtemp()
 try:
-    # tumbling window_s = 60: a 502 exactly at 14:12:00 is in the 14:12 bucket
+    # tumbling window_s = 60, min_count = 5: six 502s in one bucket are a
+    # surge, the same six split over two buckets are not. A 502 exactly at
+    # 14:12:00 is in the 14:12 bucket, one at 14:13:00 in the next.
+    check("six 502s from 14:12:00 to 14:12:59: one bucket",
+          bundle(tmp, "inside", burst(12, 0, 3) + burst(12, 59, 3)),
+          ("2026-11-30T14:12:00.000Z", "2026-11-30T14:12:59.000Z", 6))
+    check("three at 14:11:59, three at 14:12:00: two buckets, no surge",
+          bundle(tmp, "straddle", burst(11, 59, 3) + burst(12, 0, 3)), (None, None, None))
+    check("three at 14:12:00, three at 14:13:00: the end is exclusive",
+          bundle(tmp, "next", burst(12, 0, 3) + burst(13, 0, 3)), (None, None, None))
+    # the surge runs from its first 5xx to its last, not to bucket edges
     on = burst(12) + burst(13, 30)
-    check("burst exactly on the 14:12 boundary", bundle(tmp, "on", on),
-          ("2026-11-30T14:12:00.000Z", "2026-11-30T14:14:00.000Z", 20))
-    # one second earlier is the 14:11 bucket: the surge starts a minute earlier
-    check("burst one second before the boundary", bundle(tmp, "before", burst(11, 59) + burst(13, 30)),
-          ("2026-11-30T14:11:00.000Z", "2026-11-30T14:14:00.000Z", 20))
+    check("bursts at 14:12:00 and 14:13:30", bundle(tmp, "on", on),
+          ("2026-11-30T14:12:00.000Z", "2026-11-30T14:13:30.000Z", 20))
+    check("bursts at 14:11:59 and 14:13:30", bundle(tmp, "before", burst(11, 59) + burst(13, 30)),
+          ("2026-11-30T14:11:59.000Z", "2026-11-30T14:13:30.000Z", 20))
     # out of order: the same lines shuffled give the same surge
     check("shuffled lines", bundle(tmp, "shuffled", on, shuffle=True),
-          ("2026-11-30T14:12:00.000Z", "2026-11-30T14:14:00.000Z", 20))
+          ("2026-11-30T14:12:00.000Z", "2026-11-30T14:13:30.000Z", 20))
     # session max_gap_s = 120: two quiet buckets (14:14, 14:15) keep one surge
     gap2 = burst(12) + burst(13) + burst(16)
     check("quiet spell of exactly max_gap_s", bundle(tmp, "gap2", gap2),
-          ("2026-11-30T14:12:00.000Z", "2026-11-30T14:17:00.000Z", 30))
+          ("2026-11-30T14:12:00.000Z", "2026-11-30T14:16:00.000Z", 30))
     # three quiet buckets (180 s) end it before the third burst
     gap3 = burst(12) + burst(13) + burst(17)
-    check("quiet spell one bucket longer", bundle(tmp, "gap3", gap3)[:2],
-          ("2026-11-30T14:12:00.000Z", "2026-11-30T14:14:00.000Z"))
+    check("quiet spell one bucket longer", bundle(tmp, "gap3", gap3),
+          ("2026-11-30T14:12:00.000Z", "2026-11-30T14:13:00.000Z", 20))
 
     # session max_gap_s = 1800 over the failure sequence: pod b dies exactly
     # 1800 s after pod a (same cascade), pod c 1801 s after b (not in it)

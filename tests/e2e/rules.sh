@@ -25,7 +25,7 @@ for id in gpu-oom-cascade host-memory-oom gpu-hardware-fault; do
   if "$bin" rules explain "$id" >"$tmp/out" 2>"$tmp/err" && [ -s "$tmp/out" ]; then ok; else ko "rules explain $id"; fi
 done
 "$bin" rules explain gpu-oom-cascade lb-5xx-surge >"$tmp/out" 2>&1
-grep -q "windowed detector 'surge'" "$tmp/out" && grep -q 'statuses = \[502,503,504\]' "$tmp/out" && ok || { ko "explain lb-5xx-surge"; cat "$tmp/out"; }
+grep -q "windowed detector 'surge'" "$tmp/out" && grep -q 'min_count = 5,' "$tmp/out" && ! grep -q 'statuses =' "$tmp/out" && grep -q 'why max_gap_s:' "$tmp/out" && ok || { ko "explain lb-5xx-surge"; cat "$tmp/out"; }
 
 # 2. rules match on plain files made of corpus rows (sources in the comments)
 # host_oom.tsv docker/for-linux#1001; host_oom.tsv reportportal/kubernetes#203
@@ -121,6 +121,22 @@ done
 # a broken pack also stops `rules test` and `analyze --rules` at load, with a position
 "$bin" rules test tests/e2e/rules-bad/bad-regex.json >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 4 ] && grep -q '^tests/e2e/rules-bad/bad-regex.json:13:9: error: invalid regex' "$tmp/err" && ok || { ko "rules test on a bad pack: exit $rc"; cat "$tmp/err"; }
+
+# 7. the detector table of rules/README.md names the parameters each detector
+# knows: lint's "unknown parameter" error lists them from the code's table
+here=$(cd "$(dirname "$0")/../.." && pwd)
+for det in $(awk '/^\| detector \| params \|/{t=1;next} t&&!/^\|/{t=0} t' "$here/rules/README.md" | sed -n 's/^| `\([a-z-]*\)` | .*/\1/p'); do
+  cat >"$tmp/det.json" <<JSON
+{"id": "probe", "version": "0.1.0", "title": {"en": "Probe", "tr": "Sonda"},
+ "definition": {"en": "A probe.", "tr": "Bir sonda."},
+ "signals": [{"id": "d", "title": {"en": "D", "tr": "D"},
+   "detector": {"name": "$det", "params": {"no_such_param": 1}}}]}
+JSON
+  known=$("$bin" rules lint "$tmp/det.json" 2>&1 | sed -n "s/.*unknown parameter 'no_such_param' of detector '$det' (known: \(.*\))\$/\1/p")
+  [ -n "$known" ] || known="(none)"
+  doc=$(sed -n "s/^| \`$det\` | \(.*\) |\$/\1/p" "$here/rules/README.md" | tr -d '`')
+  [ "$known" = "$doc" ] && ok || ko "rules/README.md detector $det: documents '$doc', the code knows '$known'"
+done
 
 echo "rules e2e: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -75,7 +75,7 @@ CASES = {
                  "summary": "No CUDA out-of-memory error was logged", "actions": ["raise-memory-limits", "find-the-growth"],
                  "not": ["**`cuda-oom`**", "ruled out", "(`gpu-oom-cascade`): `ruled_out_host_oom`"],
                  "tr": "# Olay Sonrası İnceleme: Host belleği OOM ile sonlandırma"},
-    "flood": {"title": "Ingress flood", "root": "An ingress flood: the busiest clients were",
+    "flood": {"title": "Ingress flood", "root": "An ingress flood: the clients that flooded it were",
               "actions": ["block-flood-clients", "per-client-quotas"]},
     "xid": {"title": "GPU hardware or driver fault", "root": "A GPU hardware or driver fault: NVRM: Xid",
             "actions": ["drain-faulty-gpu", "reset-or-replace", "health-checks"]},

@@ -20,21 +20,21 @@ print(w["start"], w["end"], w["given"], w["lead_s"], w["tail_s"], f.get("pattern
 same() { [ "$1" = "$2" ] && ok || ko "$3: got '$1', expected '$2'"; }
 
 "$bin" analyze "$sample" -o "$tmp/a" --quiet || ko "analyze: exit $?"
-same "$(win "$tmp/a")" "2026-11-30T14:02:00.000Z 2026-11-30T14:25:07.000Z False 600 300 gpu-oom-cascade lb-5xx-surge 2026-11-30T14:12:00.000Z crashloop 2026-11-30T14:20:07.000Z" "inferred window"
-grep -qF -- '- **Incident window:** 2026-11-30T14:02:00.000Z – 2026-11-30T14:25:07.000Z (inferred from the signals: the first (`lb-5xx-surge` at 2026-11-30T14:12:00.000Z) less 10 min, to the last (`crashloop` at 2026-11-30T14:20:07.000Z) plus 5 min)' "$tmp/a/postmortem.md" && ok || ko "postmortem header lacks the window line"
+same "$(win "$tmp/a")" "2026-11-30T14:02:00.206Z 2026-11-30T14:29:21.000Z False 600 300 gpu-oom-cascade gpu-mem-sawtooth 2026-11-30T14:12:00.206Z lb-5xx-surge 2026-11-30T14:24:21.000Z" "inferred window"
+grep -qF -- '- **Incident window:** 2026-11-30T14:02:00.206Z – 2026-11-30T14:29:21.000Z (inferred from the signals: the first (`gpu-mem-sawtooth` at 2026-11-30T14:12:00.206Z) less 10 min, to the last (`lb-5xx-surge` at 2026-11-30T14:24:21.000Z) plus 5 min)' "$tmp/a/postmortem.md" && ok || ko "postmortem header lacks the window line"
 "$bin" report --db "$tmp/a/inquest.db" --lang tr -o "$tmp/tr.md" || ko "report tr: exit $?"
-grep -qF -- '- **Olay aralığı:** 2026-11-30T14:02:00.000Z – 2026-11-30T14:25:07.000Z (sinyallerden çıkarıldı:' "$tmp/tr.md" && ok || ko "Turkish header lacks the window line"
+grep -qF -- '- **Olay aralığı:** 2026-11-30T14:02:00.206Z – 2026-11-30T14:29:21.000Z (sinyallerden çıkarıldı:' "$tmp/tr.md" && ok || ko "Turkish header lacks the window line"
 
 "$bin" report --db "$tmp/a/inquest.db" --format text > "$tmp/a.txt" || ko "report text: exit $?"
-grep -qxF '  window     2026-11-30T14:02:00.000Z – 2026-11-30T14:25:07.000Z (inferred from the signals)' "$tmp/a.txt" && ok || ko "text report lacks the window line"
+grep -qxF '  window     2026-11-30T14:02:00.206Z – 2026-11-30T14:29:21.000Z (inferred from the signals)' "$tmp/a.txt" && ok || ko "text report lacks the window line"
 # timeline --window incident: every record inside, both ends reached
 "$bin" timeline --db "$tmp/a/inquest.db" --window incident --all --format csv > "$tmp/t.csv" || ko "timeline: exit $?"
-"$bin" query --db "$tmp/a/inquest.db" --format csv "SELECT count(*) FROM records WHERE ts BETWEEN 1796047320000000000 AND 1796048707000000000" | tail -1 > "$tmp/n"
+"$bin" query --db "$tmp/a/inquest.db" --format csv "SELECT count(*) FROM records WHERE ts BETWEEN 1796047320206000000 AND 1796048961000000000" | tail -1 > "$tmp/n"
 rows() { python3 -c 'import csv, sys; print(len(list(csv.reader(open(sys.argv[1])))) - 1)' "$1"; }
 same "$(rows "$tmp/t.csv")" "$(cat "$tmp/n")" "timeline --window incident --all rows"
-same "$(cat "$tmp/n")" 7403 "records in the window"
-same "$(sed -n 2p "$tmp/t.csv" | cut -c1-24)" "2026-11-30T14:02:00.033Z" "first row"
-same "$(tail -1 "$tmp/t.csv" | cut -c1-24)" "2026-11-30T14:25:07.000Z" "last row: the end is included"
+same "$(cat "$tmp/n")" 8461 "records in the window"
+same "$(sed -n 2p "$tmp/t.csv" | cut -c1-24)" "2026-11-30T14:02:00.452Z" "first row"
+same "$(tail -1 "$tmp/t.csv" | cut -c1-24)" "2026-11-30T14:29:20.956Z" "last row"
 # an explicit --since wins over the window's start
 "$bin" timeline --db "$tmp/a/inquest.db" --window incident --all --since 2026-11-30T14:20:00Z --format csv > "$tmp/t2.csv"
 same "$(sed -n 2p "$tmp/t2.csv" | cut -c1-19)" "2026-11-30T14:20:00" "--since with --window"
@@ -43,6 +43,9 @@ same "$(sed -n 2p "$tmp/t2.csv" | cut -c1-19)" "2026-11-30T14:20:00" "--since wi
 "$bin" analyze "$sample" -o "$tmp/b" --quiet --since 2026-11-30T14:10:00Z || ko "analyze --since: exit $?"
 same "$(win "$tmp/b" | cut -d' ' -f1-5)" "2026-11-30T14:10:00.000Z 2026-11-30T14:32:02.361Z True 0 0" "given window"
 grep -qF 'given by --since/--until' "$tmp/b/postmortem.md" && ok || ko "postmortem does not say the window was given"
+# the end is included: the window ends on the last record, which is listed
+"$bin" timeline --db "$tmp/b/inquest.db" --window incident --all --format csv > "$tmp/t3.csv" || ko "timeline given: exit $?"
+same "$(tail -1 "$tmp/t3.csv" | cut -c1-24)" "2026-11-30T14:32:02.361Z" "last row: the end is included"
 
 # nothing found: no window, and timeline says why
 printf 'hello\nworld\n' > "$tmp/plain.log"

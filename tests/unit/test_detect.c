@@ -1,6 +1,8 @@
 /* test_detect.c: the detectors over a small store filled record by
- * record: the clock-offset decision and its bases (detect/skew.c), and
- * the node and pod a collector's own layout names (detect/nodes.c). */
+ * record: the clock-offset decision and its bases (detect/skew.c), the
+ * node and pod a collector's own layout names (detect/nodes.c), and the
+ * load balancer's surge and the flood boundary (detect/lb.c) through the
+ * shipped gpu-oom-cascade pack. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "../../analyzer/detect/detect.h"
 #include "../../analyzer/detect/nodes.h"
@@ -363,6 +366,266 @@ static void test_nodes_of_collector_paths(void **state)
 	assert_null(iq_nodes_of_path(names, n, "b!diff-gpu-node-1-gpu-node-10.txt"));
 }
 
+
+/* --- the 5xx surge and the flood boundary (lb.c) ------------------------- */
+
+/* A load balancer's access-log line, made to stand for itself. */
+struct lbline {
+	char text[160], client[32], up[32];
+};
+
+/* An http record: client, status at ts; upstream NULL when the load
+ * balancer answered itself. */
+static void http_rec(struct iq_record *r, struct lbline *l, long line, int64_t ts, const char *client, int status,
+		     const char *upstream)
+{
+	iq_record_init(r, IQ_KIND_HTTP);
+	r->line = line;
+	r->nlines = 1;
+	r->ts = ts;
+	r->ts_how = IQ_TS_EXPLICIT;
+	snprintf(l->client, sizeof l->client, "%s", client);
+	snprintf(l->up, sizeof l->up, "%s", upstream ? upstream : "-");
+	snprintf(l->text, sizeof l->text, "%s - - \"POST /v1/completions HTTP/1.1\" %d 12 %s", client, status, l->up);
+	r->text = iq_str_make(l->text, strlen(l->text));
+	r->u.http.client = iq_str_make(l->client, strlen(l->client));
+	r->u.http.method = IQ_STR_LIT("POST");
+	r->u.http.path = IQ_STR_LIT("/v1/completions");
+	r->u.http.status = status;
+	if (upstream) {
+		r->u.http.n_upstreams = 1;
+		r->u.http.upstream_addr[0] = iq_str_make(l->up, strlen(l->up));
+		r->u.http.upstream_status[0] = status;
+		r->u.http.upstream_time_s[0] = 0.2;
+	}
+}
+
+/* A GPU memory sample at used/total of node's GPU 0. */
+static void gpu_rec(struct iq_record *r, long line, int64_t ts, const char *node, double used, double total)
+{
+	iq_record_init(r, IQ_KIND_GPU);
+	r->line = line;
+	r->nlines = 1;
+	r->ts = ts;
+	r->ts_how = IQ_TS_EXPLICIT;
+	r->text = IQ_STR_LIT("gpu sample");
+	r->u.gpu.index = 0;
+	r->u.gpu.mem_used_mib = used;
+	r->u.gpu.mem_total_mib = total;
+	r->id.node = iq_str_make(node, strlen(node));
+}
+
+/* Up to this many access-log lines in one test. */
+#define MAXREQ 20000
+
+struct lb {
+	struct iq_record *r;
+	struct lbline *l;
+	size_t n;
+};
+
+static void lb_add(struct lb *b, int64_t ts, const char *client, int status, const char *upstream)
+{
+	assert_true(b->n < MAXREQ);
+	http_rec(&b->r[b->n], &b->l[b->n], (long)b->n + 1, ts, client, status, upstream);
+	b->n++;
+}
+
+/* Ordinary traffic: nclients clients, one request each every period_s
+ * seconds from t0 for dur_s seconds, answered by status through pod. */
+static void lb_steady(struct lb *b, int64_t t0, int dur_s, int nclients, int period_s, int status)
+{
+	char c[32];
+	for (int s = 0; s < dur_s; s += period_s)
+		for (int k = 0; k < nclients; k++) {
+			snprintf(c, sizeof c, "10.1.0.%d", k + 1);
+			lb_add(b, t0 + (int64_t)s * SEC + (int64_t)k * (SEC / (nclients + 1)), c, status, "10.244.0.5:8000");
+		}
+}
+
+static int by_ts(const void *a, const void *b)
+{
+	const struct iq_record *x = a, *y = b;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Runs the shipped packs over the records (sorted into one access log,
+ * lines renumbered) and the gpu samples; returns gpu-oom-cascade's
+ * findings. */
+static json_t *detect_lb(const char *name, struct lb *b, struct iq_record *gpu, size_t ngpu)
+{
+	qsort(b->r, b->n, sizeof *b->r, by_ts);
+	for (size_t i = 0; i < b->n; i++)
+		b->r[i].line = (long)i + 1;
+	struct iq_store *s = open_db(name);
+	add_file(s, "b.tgz!lb/access.log", "ingress-nginx", NULL, NULL, b->r, b->n);
+	if (ngpu)
+		add_file(s, "b.tgz!nodes/gpu-node-1/nvidia-smi.csv", "nvidia-smi-csv", "gpu-node-1", NULL, gpu, ngpu);
+	assert_int_equal(iq_store_finish(s), 0);
+	struct iq_ruleset rs;
+	struct iq_diag d;
+	assert_int_equal(iq_detect_skew(s, &d), 0);
+	iq_rules_init(&rs);
+	assert_int_equal(iq_rules_load_builtin(&rs, &d), 0);
+	int drc = iq_detect(s, &rs, &d);
+	if (drc)
+		fail_msg("detect: %s", d.msg);
+	sqlite3_stmt *q;
+	json_t *pat = NULL;
+	assert_int_equal(sqlite3_prepare_v2(iq_store_db(s), "SELECT json FROM findings WHERE pack = 'gpu-oom-cascade'",
+					    -1, &q, NULL), SQLITE_OK);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		pat = json_loads((const char *)sqlite3_column_text(q, 0), 0, NULL);
+	sqlite3_finalize(q);
+	iq_rules_release(&rs);
+	iq_store_close(s);
+	assert_non_null(pat);
+	return pat;
+}
+
+static json_t *flood_of(json_t *pat)
+{
+	size_t i;
+	json_t *b;
+	json_array_foreach(json_object_get(pat, "boundaries"), i, b)
+		if (strcmp(json_string_value(json_object_get(b, "id")), "ingress-flood") == 0)
+			return b;
+	fail_msg("no ingress-flood boundary");
+	return NULL;
+}
+
+static const char *tstr(json_t *o, const char *k)
+{
+	const char *v = json_string_value(json_object_get(o, k));
+	return v ? v : "";
+}
+
+static struct lb lb_new(void)
+{
+	struct lb b = {iq_xcalloc(MAXREQ, sizeof(struct iq_record)), iq_xcalloc(MAXREQ, sizeof(struct lbline)), 0};
+	return b;
+}
+
+static void lb_free(struct lb *b)
+{
+	free(b->r);
+	free(b->l);
+}
+
+/* Every 5xx counts, 500 too (a liveness-killed engine answers 500 until
+ * it dies), and the surge runs from its first 5xx, a lone one before the
+ * minute that crossed the threshold, to its last; both cited at their
+ * own times and lines. */
+static void test_surge_runs_from_first_5xx_to_last(void **state)
+{
+	(void)state;
+	struct lb b = lb_new();
+	lb_steady(&b, T0, 1200, 5, 5, 200);
+	lb_add(&b, T0 + 630 * SEC + SEC / 4, "10.1.0.2", 500, "10.244.0.5:8000");   /* 14:10:30.25 */
+	for (int k = 0; k < 6; k++)                                                  /* 14:11:10.. */
+		lb_add(&b, T0 + (670 + k) * SEC, "10.1.0.3", 500, "10.244.0.5:8000");
+	for (int k = 0; k < 8; k++)                                                  /* 14:12:05.. */
+		lb_add(&b, T0 + (725 + 2 * k) * SEC, "10.1.0.4", 502, "10.244.0.6:8000");
+	lb_add(&b, T0 + 800 * SEC + SEC / 2, "10.1.0.1", 503, "10.244.0.6:8000");   /* 14:13:20.5 */
+	json_t *pat = detect_lb("surge", &b, NULL, 0);
+	json_t *sg = json_object_get(pat, "lb_5xx_surge");
+	assert_non_null(sg);
+	assert_string_equal(tstr(sg, "start"), "2026-11-30T14:10:30.250Z");
+	assert_string_equal(tstr(sg, "end"), "2026-11-30T14:13:20.500Z");
+	assert_int_equal(json_integer_value(json_object_get(sg, "count")), 16);
+	assert_int_equal(json_integer_value(json_object_get(sg, "count_500")), 7);
+	assert_int_equal(json_integer_value(json_object_get(sg, "count_502")), 8);
+	json_t *ev = json_object_get(sg, "evidence");
+	size_t ne = json_array_size(ev);
+	assert_true(ne >= 2);
+	assert_string_equal(tstr(json_array_get(ev, 0), "time"), "2026-11-30T14:10:30.250Z");
+	assert_non_null(strstr(tstr(json_array_get(ev, 0), "text"), "\" 500 "));
+	assert_string_equal(tstr(json_array_get(ev, ne - 1), "time"), "2026-11-30T14:13:20.500Z");
+	assert_non_null(strstr(tstr(json_array_get(ev, ne - 1), "text"), "\" 503 "));
+	/* a surge of failing upstreams is no flood, and says why */
+	json_t *fl = flood_of(pat);
+	assert_false(json_is_true(json_object_get(fl, "present")));
+	assert_string_equal(json_string_value(json_array_get(json_object_get(fl, "reasons"), 0)), "no_heavy_client");
+	json_decref(pat);
+	lb_free(&b);
+}
+
+/* A baseline that fails now and then (one 500 a minute) does not stretch
+ * the surge back over it. */
+static void test_noisy_baseline_does_not_stretch_the_surge(void **state)
+{
+	(void)state;
+	struct lb b = lb_new();
+	lb_steady(&b, T0, 1200, 5, 5, 200);
+	for (int m = 0; m < 12; m++)
+		lb_add(&b, T0 + (60 * m + 30) * SEC, "10.1.0.5", 500, "10.244.0.5:8000");
+	for (int k = 0; k < 12; k++)                                                 /* 14:12:03.. */
+		lb_add(&b, T0 + (723 + 3 * k) * SEC, "10.1.0.2", 502, "10.244.0.6:8000");
+	json_t *pat = detect_lb("noisy", &b, NULL, 0);
+	json_t *sg = json_object_get(pat, "lb_5xx_surge");
+	assert_non_null(sg);
+	assert_string_equal(tstr(sg, "start"), "2026-11-30T14:12:03.000Z");
+	json_decref(pat);
+	lb_free(&b);
+}
+
+/* Six clients of one rate flood the ingress (none stands out alone) and
+ * the load balancer refuses them itself, while a GPU stays at 99 % all
+ * along (pre-allocated, no sawtooth): a flood. */
+static void test_flood_of_six_equal_clients_beside_a_full_gpu(void **state)
+{
+	(void)state;
+	struct lb b = lb_new();
+	lb_steady(&b, T0, 1500, 20, 20, 200);
+	char c[32];
+	for (int sec = 900; sec < 1080; sec++)
+		for (int k = 0; k < 6; k++) {
+			snprintf(c, sizeof c, "203.0.113.%d", 10 + k);
+			for (int j = 0; j < 4; j++)
+				lb_add(&b, T0 + (int64_t)sec * SEC + (int64_t)(k * 4 + j) * (SEC / 25), c, j ? 503 : 200,
+				       j ? NULL : "10.244.0.5:8000");
+		}
+	struct iq_record gpu[150];
+	for (int i = 0; i < 150; i++)
+		gpu_rec(&gpu[i], i + 1, T0 + (int64_t)i * 10 * SEC, "gpu-node-1", 81000 + (i % 3) * 40, 81559);
+	json_t *pat = detect_lb("flood", &b, gpu, 150);
+	json_t *fl = flood_of(pat);
+	assert_true(json_is_true(json_object_get(fl, "present")));
+	assert_int_equal(json_array_size(json_object_get(fl, "reasons")), 0);
+	assert_int_equal(json_integer_value(json_object_get(fl, "heavy_clients")), 6);
+	assert_int_equal(json_array_size(json_object_get(fl, "top_clients")), 6);
+	assert_true(json_real_value(json_object_get(fl, "refused_share")) > 0.99);
+	assert_true(json_real_value(json_object_get(fl, "rate_rise")) > 20);
+	assert_string_equal(tstr(pat, "verdict"), "ruled_out_flood");
+	json_decref(pat);
+	lb_free(&b);
+}
+
+/* The same flood answered by the pods (their upstreams failing it), not
+ * by the load balancer: not refused at the edge, so not ruled a flood. */
+static void test_flood_failed_by_the_pods_is_not_refused_at_the_edge(void **state)
+{
+	(void)state;
+	struct lb b = lb_new();
+	lb_steady(&b, T0, 1500, 20, 20, 200);
+	char c[32];
+	for (int sec = 900; sec < 1080; sec++)
+		for (int k = 0; k < 6; k++) {
+			snprintf(c, sizeof c, "203.0.113.%d", 10 + k);
+			for (int j = 0; j < 4; j++)
+				lb_add(&b, T0 + (int64_t)sec * SEC + (int64_t)(k * 4 + j) * (SEC / 25), c, j ? 503 : 200,
+				       "10.244.0.5:8000");
+		}
+	json_t *pat = detect_lb("podfail", &b, NULL, 0);
+	json_t *fl = flood_of(pat);
+	assert_false(json_is_true(json_object_get(fl, "present")));
+	json_t *rs = json_object_get(fl, "reasons");
+	assert_int_equal(json_array_size(rs), 1);
+	assert_string_equal(json_string_value(json_array_get(rs, 0)), "not_refused");
+	json_decref(pat);
+	lb_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +637,10 @@ int main(void)
 		cmocka_unit_test(test_two_bases_that_disagree_move_nothing),
 		cmocka_unit_test(test_chrony_alone_is_applied_to_the_nodes_clock),
 		cmocka_unit_test(test_nodes_of_collector_paths),
+		cmocka_unit_test(test_surge_runs_from_first_5xx_to_last),
+		cmocka_unit_test(test_noisy_baseline_does_not_stretch_the_surge),
+		cmocka_unit_test(test_flood_of_six_equal_clients_beside_a_full_gpu),
+		cmocka_unit_test(test_flood_failed_by_the_pods_is_not_refused_at_the_edge),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,4 +1,4 @@
--- 001_core.sql: inquest's database, version 2. Everything the report says
+-- 001_core.sql: inquest's database, version 4. Everything the report says
 -- can be reproduced with SQL against these tables. Times are UTC
 -- nanoseconds since 1970 (INTEGER); NULL when unknown.
 
@@ -198,7 +198,8 @@ CREATE TABLE IF NOT EXISTS pod_states (
   last_reason      TEXT,
   last_exit_code   INTEGER,
   last_started_at  INTEGER,
-  last_finished_at INTEGER
+  last_finished_at INTEGER,
+  ready_since      INTEGER  -- the pod's Ready condition True since (lastTransitionTime)
 ) STRICT;
 
 -- Settings from configs, manifests and command lines (records of kind

@@ -217,6 +217,7 @@ static int on_record(void *u, const struct iq_record *r)
 		put_int_known(t, "last_exit_code", p->last_exit_code);
 		put_time(t, "last_started_at", p->last_started_at);
 		put_time(t, "last_finished_at", p->last_finished_at);
+		put_time(t, "ready_since", p->ready_since);
 		json_object_set(o, "pod", t);
 		break;
 	}

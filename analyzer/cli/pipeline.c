@@ -971,6 +971,8 @@ static int write_file(struct pipe *p, struct iq_store *s, struct job *j, int qui
 			const char *orig = seen_copy_of(p->seen, j->bytes, j->hash, &fid);
 			if (orig) {
 				rc = forget_copy(s, file_id, j, orig, matches, st);
+				if (!rc)
+					rc = iq_store_file_inherit_restart(s, orig, fid.restart);
 				if (rc)
 					return rc;
 				status = "duplicate";

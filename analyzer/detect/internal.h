@@ -80,6 +80,8 @@ struct det {
 /* Helpers (util.c). */
 int det_prep(struct det *x, const char *sql, sqlite3_stmt **q);
 json_t *det_time(sqlite3_stmt *q, int col);
+/* A failed SQLite step while reading what: the error, set in x->d. */
+int det_fail(struct det *x, const char *what);
 json_t *det_time_ns(int64_t t);
 json_t *det_text(sqlite3_stmt *q, int col);
 /* A JSON string of t (invalid UTF-8 bytes become '?'), null for NULL. */

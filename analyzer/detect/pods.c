@@ -92,20 +92,66 @@ int det_crashloop(struct det *x)
 	return 0;
 }
 
-/* Recovery: for every container instance after a restart (N.log, N >= 1),
- * the time from its first line to the line that says it serves. */
+/* Recovery: for every container instance after a restart (N.log, N >= 1,
+ * with its rotated pieces), from the container's start to when Kubernetes
+ * marked the pod Ready again: the kubelet's readiness line, else the pod's
+ * Ready condition, else the first request the load balancer routed to it
+ * and it answered. The engine's own "ready" line and its model-load time
+ * are reported beside, never taken for readiness: the probe passes, and
+ * the Service sends traffic, seconds later. */
+
+enum ready_basis { RB_KUBELET, RB_CONDITION, RB_PROBE, RB_LB, RB_N };
+static const char *const basis_name[RB_N] = {"kubelet-readiness", "ready-condition", "estimate-engine-ready-probe",
+					     "lb-first-request"};
+
+/* How much later than the container's start (as its status says, in
+ * whole seconds) its first log line may be and still be its start: an
+ * engine prints within a second of its exec; later means rotation dropped
+ * the head of the log. */
+#define START_SLACK_NS (2 * (int64_t)1000000000)
+
+/* Kubernetes' defaults for a readiness probe (core/v1 Probe):
+ * periodSeconds 10, initialDelaySeconds 0. */
+#define PROBE_PERIOD_DEFAULT_S 10
 
 struct instance {
 	char *pod, *node, *container;
-	int64_t restart, file_id, ready, ready_id, start;
-	int has_start;
+	int64_t restart, start, end;     /* end: the next instance's start or death */
+	int64_t ready, ready_id, server_ready, server_id, load_id;
+	double load_s;
+	int64_t earliest, latest;        /* RB_PROBE: the bounds of the estimate */
+	double period_s;
+	int period_said;                 /* the period is the manifest's, not the default */
+	int basis;                       /* enum ready_basis, -1 none */
+	int died;                        /* died before it was ready */
 };
 
-/* The latest death of pod's container before t (a CUDA OOM or a host OOM
- * kill), or INT64_MIN: no line of the next instance can be older. */
-static int64_t death_before(struct det *x, const char *pod, const char *cont, int64_t t)
+/* A moment the pod was marked ready, by basis. */
+struct mark {
+	char *pod;
+	int64_t ts, id;
+	int basis;
+};
+
+struct marks {
+	struct mark *v;
+	size_t n, cap;
+};
+
+static void mark_add(struct marks *m, const char *pod, int64_t ts, int64_t id, int basis)
 {
-	int64_t best = INT64_MIN;
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 32;
+		m->v = iq_xrealloc(m->v, m->cap * sizeof *m->v);
+	}
+	m->v[m->n++] = (struct mark){iq_xstrdup(pod), ts, id, basis};
+}
+
+/* Deaths of pod's container in (after, before): CUDA OOMs and host OOM
+ * kills; the earliest, or INT64_MAX. */
+static int64_t death_after(struct det *x, const char *pod, const char *cont, int64_t after)
+{
+	int64_t best = INT64_MAX;
 	json_t *host = NULL;
 	size_t i;
 	json_t *b;
@@ -124,54 +170,61 @@ static int64_t death_before(struct det *x, const char *pod, const char *cont, in
 			if (!p || !ts || strcmp(p, pod) != 0 || (c && cont && strcmp(c, cont) != 0) ||
 			    iq_time_parse_iso(ts, strlen(ts), &d, NULL) < 0)
 				continue;
-			if (d <= t && d > best)
+			if (d > after && d < best)
 				best = d;
 		}
 	}
 	return best;
 }
 
+static int by_pod_start(const void *a, const void *b)
+{
+	const struct instance *x = a, *y = b;
+	int c = strcmp(x->pod, y->pod);
+	if (c)
+		return c;
+	c = strcmp(x->container ? x->container : "", y->container ? y->container : "");
+	if (c)
+		return c;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
 static int by_start(const void *a, const void *b)
 {
 	const struct instance *x = a, *y = b;
-	if (x->has_start != y->has_start)
-		return x->has_start ? 1 : -1;
-	if (x->has_start && x->start != y->start)
+	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	return x->file_id < y->file_id ? -1 : x->file_id > y->file_id;
+	return strcmp(x->pod, y->pod);
 }
 
-int det_recovery(struct det *x)
+/* The instances: one per (pod, container, restart >= 1) of a serving
+ * container (one whose lines the pack recognises as the engine's: a
+ * log-shipper sidecar's restart is not the service's recovery), started
+ * at the first line of its files (the rotated pieces of N.log are the
+ * same instance). */
+static int load_instances(struct det *x, struct instance **out, size_t *nout)
 {
-	/* the engine-ready fact of the pack marks "serving again" */
 	static const char sql[] =
-		"WITH ready AS (SELECT r.file_id, min(r.ts) AS ts, min(r.id) AS id FROM signal_matches m"
-		"   JOIN records r ON r.id = m.record_id WHERE m.pack = ?1 AND m.signal = 'engine-ready'"
-		"   GROUP BY r.file_id)"
-		"SELECT f.pod, f.restart, f.node, f.container, f.id, ready.ts, ready.id"
-		" FROM files f JOIN ready ON ready.file_id = f.id"
-		" WHERE f.restart >= 1 AND f.pod IS NOT NULL AND f.format IS NOT NULL"
-		"  AND f.path NOT LIKE '%.gz' AND f.path NOT GLOB '*.log.[0-9]*'"
-		" ORDER BY f.id";
-	/* the instance's first line, from the death that ended the instance
-	 * before it: the file's first time when that is in the window, else
-	 * a scan of the file's own records (its id range) */
-	static const char first_sql[] =
-		"SELECT CASE WHEN f.first_ts BETWEEN ?2 AND ?3 THEN f.first_ts ELSE"
-		" (SELECT min(ts) FROM records WHERE id BETWEEN f.first_record AND f.last_record"
-		"  AND pod = ?1 AND ts >= ?2 AND ts <= ?3) END FROM files f WHERE f.id = ?4";
-	sqlite3_stmt *q, *fq;
+		"WITH serving AS (SELECT DISTINCT r.pod, r.container FROM signal_matches m"
+		"  JOIN records r ON r.id = m.record_id WHERE m.pack = ?1 AND m.signal IN"
+		"  ('cuda-oom', 'engine-ready', 'model-loaded', 'engine-args', 'engine-batch'))"
+		"SELECT i.pod, i.container, i.restart, i.node, i.t,"
+		" (SELECT min(s.started_at) FROM pod_states s WHERE s.pod = i.pod AND s.container IS i.container"
+		"   AND s.restart_count = i.restart)"
+		" FROM (SELECT pod, container, restart, min(node) AS node, min(t) AS t FROM (SELECT f.pod, f.container,"
+		"  f.restart, f.node, coalesce(f.first_ts, (SELECT min(ts) FROM records r WHERE r.id BETWEEN"
+		"   f.first_record AND f.last_record AND r.file_id = f.id)) AS t FROM files f"
+		"  WHERE f.restart >= 1 AND f.pod IS NOT NULL AND f.format IS NOT NULL)"
+		" WHERE t IS NOT NULL GROUP BY pod, container, restart) i"
+		" WHERE EXISTS (SELECT 1 FROM serving v WHERE v.pod = i.pod AND v.container IS i.container)";
+	sqlite3_stmt *q;
 	int rc = det_prep(x, sql, &q);
 	if (rc)
 		return rc;
-	if ((rc = det_prep(x, first_sql, &fq))) {
-		sqlite3_finalize(q);
-		return rc;
-	}
 	sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
 	struct instance *in = NULL;
 	size_t n = 0, cap = 0;
-	while (sqlite3_step(q) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
 			in = iq_xrealloc(in, cap * sizeof *in);
@@ -179,53 +232,305 @@ int det_recovery(struct det *x)
 		struct instance *e = &in[n++];
 		memset(e, 0, sizeof *e);
 		e->pod = iq_xstrdup((const char *)sqlite3_column_text(q, 0));
-		e->restart = sqlite3_column_int64(q, 1);
-		e->node = sqlite3_column_text(q, 2) ? iq_xstrdup((const char *)sqlite3_column_text(q, 2)) : NULL;
-		e->container = sqlite3_column_text(q, 3) ? iq_xstrdup((const char *)sqlite3_column_text(q, 3)) : NULL;
-		e->file_id = sqlite3_column_int64(q, 4);
-		e->ready = sqlite3_column_type(q, 5) == SQLITE_NULL ? IQ_TIME_NONE : sqlite3_column_int64(q, 5);
-		e->ready_id = sqlite3_column_int64(q, 6);
-		if (e->ready == IQ_TIME_NONE)
-			continue;
-		sqlite3_bind_text(fq, 1, e->pod, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(fq, 2, death_before(x, e->pod, e->container, e->ready));
-		sqlite3_bind_int64(fq, 3, e->ready);
-		sqlite3_bind_int64(fq, 4, e->file_id);
-		if (sqlite3_step(fq) == SQLITE_ROW && sqlite3_column_type(fq, 0) != SQLITE_NULL) {
-			e->start = sqlite3_column_int64(fq, 0);
-			e->has_start = 1;
+		e->container = sqlite3_column_text(q, 1) ? iq_xstrdup((const char *)sqlite3_column_text(q, 1)) : NULL;
+		e->restart = sqlite3_column_int64(q, 2);
+		e->node = sqlite3_column_text(q, 3) ? iq_xstrdup((const char *)sqlite3_column_text(q, 3)) : NULL;
+		e->start = sqlite3_column_int64(q, 4);
+		/* the container's start as its status says (whole seconds):
+		 * the first kept line is later when rotation dropped the
+		 * instance's head */
+		if (sqlite3_column_type(q, 5) != SQLITE_NULL) {
+			int64_t st = sqlite3_column_int64(q, 5);
+			if (st <= e->start && e->start - st >= START_SLACK_NS)
+				e->start = st;
 		}
-		sqlite3_reset(fq);
+		e->ready = e->server_ready = IQ_TIME_NONE;
+		e->load_s = -1;
+		e->basis = -1;
 	}
 	sqlite3_finalize(q);
-	sqlite3_finalize(fq);
-	/* in order of start (the old "ORDER BY start"), then of file */
+	*out = in;
+	*nout = n;
+	return rc == SQLITE_DONE ? 0 : det_fail(x, "recovery instances");
+}
+
+/* Readiness marks from the kubelet's journal and the pods' Ready
+ * conditions. */
+static int load_marks(struct det *x, struct marks *m)
+{
+	static const char *const sql[2] = {
+		"SELECT json_extract(m.captures, '$.pod'), r.ts, r.id FROM signal_matches m"
+		" JOIN records r ON r.id = m.record_id WHERE m.pack = ?1 AND m.signal = 'pod-ready'"
+		" AND r.ts IS NOT NULL",
+		"SELECT pod, ready_since, min(record_id) FROM pod_states WHERE ready_since IS NOT NULL"
+		" AND pod IS NOT NULL GROUP BY pod, ready_since",
+	};
+	for (int k = 0; k < 2; k++) {
+		sqlite3_stmt *q;
+		int rc = det_prep(x, sql[k], &q);
+		if (rc)
+			return rc;
+		if (k == 0)
+			sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
+		while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+			if (sqlite3_column_text(q, 0))
+				mark_add(m, (const char *)sqlite3_column_text(q, 0), sqlite3_column_int64(q, 1),
+					 sqlite3_column_int64(q, 2), k == 0 ? RB_KUBELET : RB_CONDITION);
+		sqlite3_finalize(q);
+		if (rc != SQLITE_DONE)
+			return det_fail(x, "recovery readiness");
+	}
+	return 0;
+}
+
+/* The first of pod's marks of basis in [from, to]. */
+static const struct mark *first_mark(const struct marks *m, const char *pod, int basis, int64_t from, int64_t to)
+{
+	const struct mark *best = NULL;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct mark *k = &m->v[i];
+		if (k->basis == basis && k->ts >= from && k->ts <= to && strcmp(k->pod, pod) == 0 &&
+		    (!best || k->ts < best->ts))
+			best = k;
+	}
+	return best;
+}
+
+static int pod_has_marks(const struct marks *m, const char *pod, int basis)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].basis == basis && strcmp(m->v[i].pod, pod) == 0)
+			return 1;
+	return 0;
+}
+
+/* The first request in [from, to] that the LB sent to one of pod's
+ * addresses and the pod answered (status below 500). */
+static int lb_first(struct det *x, sqlite3_stmt *q, const struct instance *e, int64_t to, int64_t *ts, int64_t *id)
+{
+	sqlite3_reset(q);
+	sqlite3_bind_text(q, 1, e->pod, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 2, e->start);
+	sqlite3_bind_int64(q, 3, to);
+	int rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+		*ts = sqlite3_column_int64(q, 0);
+		*id = sqlite3_column_int64(q, 1);
+		return 1;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		det_fail(x, "recovery load balancer");
+	return 0;
+}
+
+/* The engine's own start-up line and model-load figure in the instance's
+ * files, within [start, to]. */
+static void engine_lines(struct det *x, sqlite3_stmt *q, struct instance *e, int64_t to)
+{
+	sqlite3_reset(q);
+	sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, e->pod, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 3, e->restart);
+	sqlite3_bind_int64(q, 4, e->start);
+	sqlite3_bind_int64(q, 5, to);
+	if (e->container)
+		sqlite3_bind_text(q, 6, e->container, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(q, 6);
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		const char *sig = (const char *)sqlite3_column_text(q, 0);
+		if (sig && strcmp(sig, "engine-ready") == 0 && e->server_ready == IQ_TIME_NONE) {
+			e->server_ready = sqlite3_column_int64(q, 1);
+			e->server_id = sqlite3_column_int64(q, 2);
+		} else if (sig && strcmp(sig, "model-loaded") == 0 && e->load_s < 0 &&
+			   sqlite3_column_type(q, 3) != SQLITE_NULL) {
+			e->load_s = sqlite3_column_double(q, 3);
+			e->load_id = sqlite3_column_int64(q, 2);
+		}
+	}
+}
+
+/* The readiness probe's period and initial delay for pod: from the
+ * workload whose name the pod's starts with (the longest such), else
+ * Kubernetes' defaults; *said tells whether the bundle said. */
+static void probe_timing(sqlite3_stmt *q, const char *pod, double *period, double *delay, int *said)
+{
+	*period = PROBE_PERIOD_DEFAULT_S;
+	*delay = 0;
+	*said = 0;
+	sqlite3_reset(q);
+	sqlite3_bind_text(q, 1, pod, -1, SQLITE_STATIC);
+	size_t best[2] = {0, 0};
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		const char *key = (const char *)sqlite3_column_text(q, 0);
+		size_t len = (size_t)sqlite3_column_int64(q, 2);
+		int k = key && strcmp(key, "readiness_period_s") == 0 ? 0 : 1;
+		if (len < best[k])
+			continue;
+		best[k] = len;
+		double v = sqlite3_column_double(q, 1);
+		if (k == 0 && v > 0) {
+			*period = v;
+			*said = 1;
+		} else if (k == 1 && v >= 0) {
+			*delay = v;
+		}
+	}
+}
+
+static json_t *seconds(int64_t from, int64_t to)
+{
+	double s = (double)(to - from) / 1e9;
+	return json_real((double)(long long)(s * 10 + (s < 0 ? -0.5 : 0.5)) / 10);
+}
+
+static void add_ev(struct det *x, json_t *ev, int64_t id, const char *what)
+{
+	json_t *e = det_evidence_what(x, id, what);
+	if (e)
+		json_array_append_new(ev, e);
+}
+
+static json_t *instance_json(struct det *x, const struct instance *e)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "pod", det_str(e->pod));
+	json_object_set_new(o, "container", det_str(e->container));
+	json_object_set_new(o, "restart", json_integer(e->restart));
+	json_object_set_new(o, "node", det_str(e->node));
+	json_object_set_new(o, "started", det_time_ns(e->start));
+	json_object_set_new(o, "ready", e->ready != IQ_TIME_NONE ? det_time_ns(e->ready) : json_null());
+	json_object_set_new(o, "ready_basis", e->basis >= 0 ? json_string(basis_name[e->basis]) : json_null());
+	if (e->basis == RB_PROBE) {
+		json_t *w = json_object();
+		json_object_set_new(w, "earliest", det_time_ns(e->earliest));
+		json_object_set_new(w, "latest", det_time_ns(e->latest));
+		json_object_set_new(w, "probe_period_s", json_real(e->period_s));
+		json_object_set_new(w, "probe_period_from", json_string(e->period_said ? "manifest" : "kubernetes-default"));
+		json_object_set_new(o, "ready_window", w);
+	}
+	json_object_set_new(o, "restart_to_ready_s", e->ready != IQ_TIME_NONE ? seconds(e->start, e->ready)
+				    : json_null());
+	json_object_set_new(o, "server_ready", e->server_ready != IQ_TIME_NONE ? det_time_ns(e->server_ready)
+				    : json_null());
+	json_object_set_new(o, "model_load_s", e->load_s >= 0 ? json_real(e->load_s) : json_null());
+	json_object_set_new(o, "died_before_ready", json_boolean(e->died));
+	json_t *ev = json_array();
+	if (e->ready != IQ_TIME_NONE && e->basis != RB_PROBE)
+		add_ev(x, ev, e->ready_id, e->basis == RB_CONDITION ? "ready_since" : NULL);
+	if (e->server_ready != IQ_TIME_NONE)
+		add_ev(x, ev, e->server_id, NULL);
+	if (e->load_s >= 0 && (e->server_ready == IQ_TIME_NONE || e->load_id != e->server_id))
+		add_ev(x, ev, e->load_id, NULL);
+	json_object_set_new(o, "evidence", ev);
+	return o;
+}
+
+int det_recovery(struct det *x)
+{
+	static const char lb_sql[] =
+		"SELECT r.ts, r.id FROM records r JOIN http_upstreams u ON u.record_id = r.id"
+		" WHERE r.kind = 'http' AND r.ts >= ?2 AND r.ts <= ?3 AND u.status BETWEEN 100 AND 499"
+		"  AND EXISTS (SELECT 1 FROM pod_states s WHERE s.pod = ?1 AND s.pod_ip IS NOT NULL"
+		"   AND substr(u.addr, 1, length(s.pod_ip) + 1) = s.pod_ip || ':')"
+		" ORDER BY r.ts LIMIT 1";
+	static const char eng_sql[] =
+		"SELECT m.signal, r.ts, r.id, json_extract(m.captures, '$.load_s') FROM files f"
+		" JOIN records r ON r.id BETWEEN f.first_record AND f.last_record AND r.file_id = f.id"
+		" JOIN signal_matches m ON m.record_id = r.id AND m.pack = ?1"
+		"  AND m.signal IN ('engine-ready', 'model-loaded')"
+		" WHERE f.pod = ?2 AND f.restart = ?3 AND (f.container = ?6 OR ?6 IS NULL)"
+		"  AND r.ts >= ?4 AND r.ts <= ?5 ORDER BY r.ts";
+	static const char probe_sql[] =
+		"SELECT key, value, length(scope) FROM config_settings WHERE key IN ('readiness_period_s',"
+		" 'readiness_initial_delay_s') AND scope IS NOT NULL AND substr(?1, 1, length(scope) + 1) = scope || '-'";
+	struct instance *in = NULL;
+	size_t n = 0;
+	struct marks m = {0};
+	sqlite3_stmt *lq = NULL, *eq = NULL, *pq = NULL;
+	int rc = load_instances(x, &in, &n);
+	if (!rc)
+		rc = load_marks(x, &m);
+	if (!rc)
+		rc = det_prep(x, lb_sql, &lq);
+	if (!rc)
+		rc = det_prep(x, eng_sql, &eq);
+	if (!rc)
+		rc = det_prep(x, probe_sql, &pq);
+	if (n)
+		qsort(in, n, sizeof *in, by_pod_start);
+	for (size_t i = 0; !rc && i < n; i++) {
+		struct instance *e = &in[i];
+		int same = i + 1 < n && strcmp(in[i + 1].pod, e->pod) == 0 &&
+			   strcmp(in[i + 1].container ? in[i + 1].container : "", e->container ? e->container : "") == 0;
+		int64_t next = same ? in[i + 1].start : INT64_MAX;
+		int64_t death = death_after(x, e->pod, e->container, e->start);
+		e->end = death < next ? death : next;
+		/* the most direct basis the bundle has for this pod */
+		for (int b = RB_KUBELET; b <= RB_CONDITION && e->basis < 0; b++) {
+			const struct mark *k = first_mark(&m, e->pod, b, e->start, e->end);
+			if (k) {
+				e->ready = k->ts;
+				e->ready_id = k->id;
+				e->basis = b;
+			} else if (b == RB_KUBELET && pod_has_marks(&m, e->pod, b)) {
+				break; /* the kubelet logged this pod's probes: not ready in this instance */
+			}
+		}
+		engine_lines(x, eq, e, e->end);
+		int64_t lb = IQ_TIME_NONE, lb_id = 0;
+		if (e->basis < 0 && !pod_has_marks(&m, e->pod, RB_KUBELET) && !lb_first(x, lq, e, e->end, &lb, &lb_id))
+			lb = IQ_TIME_NONE;
+		if (e->basis < 0 && !pod_has_marks(&m, e->pod, RB_KUBELET) && e->server_ready != IQ_TIME_NONE) {
+			/* the probe passes at its first run after the engine
+			 * listens: within one period of it, and no later than
+			 * the first request the LB routed to the pod */
+			double period, delay;
+			int said;
+			probe_timing(pq, e->pod, &period, &delay, &said);
+			int64_t first_probe = e->start + (int64_t)(delay * 1e9);
+			int64_t from = e->server_ready > first_probe ? e->server_ready : first_probe;
+			int64_t to = from + (int64_t)(period * 1e9);
+			if (lb != IQ_TIME_NONE && lb >= e->server_ready && lb < to)
+				to = lb;
+			if (to > e->end)
+				to = e->end;
+			if (from <= to) {
+				e->earliest = from;
+				e->latest = to;
+				e->period_s = period;
+				e->period_said = said;
+				e->ready = from + (to - from) / 2;
+				e->basis = RB_PROBE;
+			}
+		}
+		if (e->basis < 0 && lb != IQ_TIME_NONE) {
+			e->ready = lb;
+			e->ready_id = lb_id;
+			e->basis = RB_LB;
+		}
+		e->died = e->basis < 0 && death < next;
+	}
+	if (pq)
+		sqlite3_finalize(pq);
+	if (lq)
+		sqlite3_finalize(lq);
+	if (eq)
+		sqlite3_finalize(eq);
 	if (n)
 		qsort(in, n, sizeof *in, by_start);
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++) {
-		struct instance *e = &in[i];
-		if (e->has_start && e->ready != IQ_TIME_NONE) {
-			double s = (double)(e->ready - e->start) / 1e9;
-			json_t *o = json_object();
-			json_object_set_new(o, "pod", det_str(e->pod));
-			json_object_set_new(o, "restart", json_integer(e->restart));
-			json_object_set_new(o, "node", det_str(e->node));
-			json_object_set_new(o, "started", det_time_ns(e->start));
-			json_object_set_new(o, "ready", det_time_ns(e->ready));
-			json_object_set_new(o, "restart_to_ready_s", json_real((double)(long long)(s * 10 + 0.5) / 10));
-			json_t *ev = json_array();
-			json_t *ee = det_evidence_what(x, e->ready_id, "ready");
-			if (ee)
-				json_array_append_new(ev, ee);
-			json_object_set_new(o, "evidence", ev);
-			json_array_append_new(a, o);
-		}
-		free(e->pod);
-		free(e->node);
-		free(e->container);
+		if (!rc)
+			json_array_append_new(a, instance_json(x, &in[i]));
+		free(in[i].pod);
+		free(in[i].node);
+		free(in[i].container);
 	}
 	free(in);
+	for (size_t i = 0; i < m.n; i++)
+		free(m.v[i].pod);
+	free(m.v);
 	json_object_set_new(x->pat, "recovery", a);
-	return 0;
+	return rc;
 }

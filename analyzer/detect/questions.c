@@ -394,32 +394,51 @@ static void q_impact(struct det *x)
 	question(x, "impact", "How many requests failed, and when was the service unavailable?", ans, data, ev);
 }
 
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
 static void q_recovery(struct det *x)
 {
 	json_t *rec = json_object_get(x->pat, "recovery");
 	json_t *data = json_object();
 	json_t *pods = json_array();
 	json_t *ev = json_array();
-	double sum = 0, mx = 0;
+	size_t n = json_array_size(rec), nready = 0, died = 0, unknown = 0, estimated = 0;
+	double *secs = n ? iq_xmalloc(n * sizeof *secs) : NULL;
+	json_t *slowest = NULL;
 	size_t i;
 	json_t *o;
 	json_array_foreach(rec, i, o) {
 		json_t *p = json_object();
-		json_object_set(p, "pod", json_object_get(o, "pod"));
-		json_object_set(p, "restart_to_ready_s", json_object_get(o, "restart_to_ready_s"));
+		static const char *const keep[] = {"pod", "restart", "started", "ready", "restart_to_ready_s",
+						   "ready_basis", "model_load_s", "died_before_ready"};
+		for (size_t k = 0; k < IQ_ARRAY_LEN(keep); k++)
+			json_object_set(p, keep[k], json_object_get(o, keep[k]));
 		json_array_append_new(pods, p);
-		double s = json_real_value(json_object_get(o, "restart_to_ready_s"));
-		sum += s;
-		if (s > mx)
-			mx = s;
+		json_t *v = json_object_get(o, "restart_to_ready_s");
+		if (json_is_number(v)) {
+			double s = json_number_value(v);
+			secs[nready++] = s;
+			if (!slowest || s > json_number_value(json_object_get(slowest, "restart_to_ready_s")))
+				slowest = o;
+			const char *b = json_string_value(json_object_get(o, "ready_basis"));
+			estimated += b && strncmp(b, "estimate", 8) == 0;
+		} else if (json_is_true(json_object_get(o, "died_before_ready"))) {
+			died++;
+		} else {
+			unknown++;
+		}
 		if (json_array_size(ev) < 10)
 			json_array_extend(ev, json_object_get(o, "evidence"));
 	}
 	/* thundering herd: restarts of different pods close together */
 	long herd = 0;
 	double herd_s = det_param(x, "recovery", "herd_window_s", 30);
-	for (size_t a = 0; a < json_array_size(rec); a++)
-		for (size_t b = a + 1; b < json_array_size(rec); b++) {
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++) {
 			json_t *ra = json_array_get(rec, a), *rb = json_array_get(rec, b);
 			if (json_equal(json_object_get(ra, "pod"), json_object_get(rb, "pod")))
 				continue;
@@ -431,14 +450,70 @@ static void q_recovery(struct det *x)
 				herd++;
 		}
 	json_object_set_new(data, "pods", pods);
-	json_object_set_new(data, "thundering_herd", json_boolean(herd > 0));
-	char ans[512];
-	if (!json_array_size(rec))
-		snprintf(ans, sizeof ans, "No restarted container logged that it was serving again.");
-	else
-		snprintf(ans, sizeof ans, "%zu restarts took %.0f s on average (at most %.0f s) from start to serving; "
-			 "restarts %s.", json_array_size(rec), sum / (double)json_array_size(rec), mx,
-			 herd ? "of different pods came within seconds of each other (a thundering herd)" : "were staggered");
+	json_object_set_new(data, "restarts", json_integer((json_int_t)n));
+	json_object_set_new(data, "ready", json_integer((json_int_t)nready));
+	json_object_set_new(data, "estimated", json_integer((json_int_t)estimated));
+	json_object_set_new(data, "died_before_ready", json_integer((json_int_t)died));
+	json_object_set_new(data, "undetermined", json_integer((json_int_t)unknown));
+	char ans[768];
+	int off = 0;
+	if (nready) {
+		qsort(secs, nready, sizeof *secs, by_double);
+		double med = nready % 2 ? secs[nready / 2] : (secs[nready / 2 - 1] + secs[nready / 2]) / 2;
+		json_t *spread = json_object();
+		json_object_set_new(spread, "min_s", json_real(secs[0]));
+		json_object_set_new(spread, "median_s", json_real(med));
+		json_object_set_new(spread, "max_s", json_real(secs[nready - 1]));
+		json_object_set_new(data, "spread", spread);
+		json_t *sl = json_object();
+		static const char *const keep[] = {"pod", "restart", "started", "ready", "restart_to_ready_s",
+						   "ready_basis", "model_load_s"};
+		for (size_t k = 0; k < IQ_ARRAY_LEN(keep); k++)
+			json_object_set(sl, keep[k], json_object_get(slowest, keep[k]));
+		json_object_set_new(data, "slowest", sl);
+		json_object_set_new(data, "thundering_herd", json_boolean(herd > 0));
+		json_t *ml = json_object_get(slowest, "model_load_s");
+		if (nready == 1)
+			off = snprintf(ans, sizeof ans, "1 of %zu restarts was marked Ready again: %s restart %lld, "
+				       "%.0f s after the container started", n,
+				       json_string_value(json_object_get(slowest, "pod")),
+				       (long long)json_integer_value(json_object_get(slowest, "restart")), secs[0]);
+		else
+			off = snprintf(ans, sizeof ans,
+				       "%zu of %zu restarts were marked Ready again %.0f–%.0f s after the container "
+				       "started (median %.0f s); the slowest, %s restart %lld, took %.0f s", nready, n,
+				       secs[0], secs[nready - 1], med,
+				       json_string_value(json_object_get(slowest, "pod")),
+				       (long long)json_integer_value(json_object_get(slowest, "restart")),
+				       secs[nready - 1]);
+		if (json_is_number(ml) && off < (int)sizeof ans)
+			off += snprintf(ans + off, sizeof ans - (size_t)off, ", %.0f s of it loading the model",
+					json_number_value(ml));
+		if (off < (int)sizeof ans)
+			off += snprintf(ans + off, sizeof ans - (size_t)off, "; restarts %s.",
+					herd ? "of different pods came within seconds of each other (a thundering herd)"
+					     : "were staggered");
+		if (estimated && off < (int)sizeof ans)
+			off += snprintf(ans + off, sizeof ans - (size_t)off,
+					" %zu of these are estimates (the engine's ready line plus half the readiness "
+					"probe period; nothing in the bundle says when Kubernetes marked them Ready).",
+					estimated);
+	} else if (n) {
+		off = snprintf(ans, sizeof ans, "%zu restarts; none was seen marked Ready again.", n);
+	} else {
+		off = snprintf(ans, sizeof ans, "No container restarted in the bundle.");
+	}
+	if (died && off < (int)sizeof ans)
+		off += snprintf(ans + off, sizeof ans - (size_t)off, " %zu of the restarts died again before %s ready.",
+				died, died == 1 ? "it was" : "they were");
+	if (unknown && off < (int)sizeof ans)
+		snprintf(ans + off, sizeof ans - (size_t)off,
+			 " For %zu, when %s ready could not be determined (no kubelet readiness line, Ready "
+			 "condition, engine ready line or load-balancer request).", unknown,
+			 unknown == 1 ? "it was" : "they were");
+	if (!nready)
+		json_object_set_new(data, "thundering_herd", n ? json_boolean(herd > 0) : json_null());
+	free(secs);
 	question(x, "recovery", "How long did each restarted pod take to serve again, and were restarts staggered?",
 		 ans, data, ev);
 }

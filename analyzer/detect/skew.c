@@ -920,11 +920,12 @@ static int by_deaths(struct iq_store *s, struct node *n, struct iq_diag *d)
 		b->spread = v.v[v.n - 1] - v.v[0];
 		b->unc = NS(2);
 		/* most deaths agree: a death the LB saw late (a pod it had
-		 * stopped sending to) is a stray, not a disagreement */
+		 * stopped sending to) is a stray, not a disagreement; one
+		 * death alone cannot tell a stray from an offset */
 		size_t near = 0;
 		for (size_t i = 0; i < v.n; i++)
 			near += llabs(v.v[i] - med) <= NS(2);
-		b->agree = near * 2 > v.n;
+		b->agree = near >= 2 && near * 2 > v.n;
 		snprintf(n->detail[IQ_SKEW_DEATHS], sizeof n->detail[0],
 			 "worker deaths against the load balancer's first failed response from the pod");
 	}

@@ -11,6 +11,11 @@ int det_prep(struct det *x, const char *sql, sqlite3_stmt **q)
 	return 0;
 }
 
+int det_fail(struct det *x, const char *what)
+{
+	return iq_diag_set(x->d, IQ_ERR_DB, "database: %s while reading %s", sqlite3_errmsg(x->db), what);
+}
+
 json_t *det_time_ns(int64_t t)
 {
 	if (t == IQ_TIME_NONE)

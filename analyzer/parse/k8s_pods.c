@@ -895,14 +895,16 @@ static int str_eq(struct iq_str s, const char *lit)
 /* A config record at line (the container's) whose setting is written as
  * raw (an argument, an env var's name, a limit's key): the record quotes
  * the first line after line holding raw. */
-static int config_record(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, long line,
-			 struct iq_str scope, const struct iq_ident *id, struct iq_str key,
-			 struct iq_str val, const char *source, struct iq_str raw)
+/* A setting of the container at line; its quote is the first line at or
+ * after from that holds raw. */
+static int config_record_at(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, long line, long from,
+			    struct iq_str scope, const struct iq_ident *id, struct iq_str key,
+			    struct iq_str val, const char *source, struct iq_str raw)
 {
 	struct iq_record r;
 	iq_record_init(&r, IQ_KIND_CONFIG);
 	r.line = line;
-	r.nquotes = iq_k8s_quote_find(rd, &r.quote[0], "setting", raw, line);
+	r.nquotes = iq_k8s_quote_find(rd, &r.quote[0], "setting", raw, from);
 	if (id)
 		r.id = *id;
 	r.u.config.scope = scope;
@@ -918,6 +920,47 @@ static int config_record(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ct
 			rd->text.p[i] = ' ';
 	r.text = iq_str_make(rd->text.p, rd->text.len);
 	return iq_k8s_record(rd, ctx, &r);
+}
+
+static int config_record(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, long line,
+			 struct iq_str scope, const struct iq_ident *id, struct iq_str key,
+			 struct iq_str val, const char *source, struct iq_str raw)
+{
+	return config_record_at(rd, ctx, line, line, scope, id, key, val, source, raw);
+}
+
+/* The readiness probe's timing: how long after the engine listens the
+ * kubelet can mark the pod Ready (the recovery question bounds readiness
+ * with it when no kubelet line or Ready condition says when). */
+static int probe_config(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, json_t *c, long line,
+			struct iq_str scope, const struct iq_ident *id)
+{
+	static const struct { const char *field, *key; } pf[] = {
+		{"periodSeconds", "readiness_period_s"},
+		{"initialDelaySeconds", "readiness_initial_delay_s"},
+	};
+	json_t *rp = json_object_get(c, "readinessProbe");
+	if (!json_is_object(rp))
+		return 0;
+	struct iq_quote at;
+	long from = iq_k8s_quote_find(rd, &at, "setting", IQ_STR_LIT("readinessProbe"), line) ? at.line : line;
+	int rc = 0;
+	for (size_t i = 0; !rc && i < IQ_ARRAY_LEN(pf); i++) {
+		json_t *v = json_object_get(rp, pf[i].field);
+		int have = scalar_text(&rd->val, v);
+		if (have < 0)
+			return IQ_ERR_NOMEM;
+		/* whole seconds, as a number or (YAML) its digits */
+		size_t k = 0;
+		while (k < rd->val.len && rd->val.p[k] >= '0' && rd->val.p[k] <= '9')
+			k++;
+		if (!have || !rd->val.len || k != rd->val.len)
+			continue;
+		rc = config_record_at(rd, ctx, line, from, scope, id, iq_str_make(pf[i].key, strlen(pf[i].key)),
+				      iq_str_make(rd->val.p, rd->val.len), "readinessProbe",
+				      iq_str_make(pf[i].field, strlen(pf[i].field)));
+	}
+	return rc;
 }
 
 /* Flags that take no value: the next word is theirs only when it is a
@@ -1115,6 +1158,8 @@ int iq_k8s_container_config(struct iq_k8s_reader *rd, const struct iq_parse_ctx 
 					   iq_str_make(rd->val.p, rd->val.len), "resources", iq_str_make(k, strlen(k)));
 		}
 	}
+	if (!rc)
+		rc = probe_config(rd, ctx, c, line, scope, id);
 	return rc;
 }
 
@@ -1472,6 +1517,20 @@ static int status_record(struct pods *p, const struct iq_parse_ctx *ctx, json_t 
 		pd->last_started_at = jtime(last, "startedAt", NULL, NULL);
 		pd->last_finished_at = jtime(last, "finishedAt", &last_fin, NULL);
 	}
+	/* the pod's Ready condition, when True: since when */
+	json_t *conds = json_object_get(status, "conditions");
+	size_t ready_idx = 0;
+	int has_ready = 0;
+	for (size_t i = 0; i < json_array_size(conds); i++) {
+		json_t *c = json_array_get(conds, i);
+		struct iq_str ty = jstr(c, "type"), st = jstr(c, "status");
+		if (ty.n == 5 && memcmp(ty.p, "Ready", 5) == 0 && st.n == 4 && memcmp(st.p, "True", 4) == 0 &&
+		    (pd->ready_since = jtime(c, "lastTransitionTime", NULL, NULL)) != IQ_TIME_NONE) {
+			ready_idx = i;
+			has_ready = 1;
+			break;
+		}
+	}
 	if (pd->exit_code < -1)
 		pd->exit_code = -1;
 	if (pd->last_exit_code < -1)
@@ -1486,6 +1545,11 @@ static int status_record(struct pods *p, const struct iq_parse_ctx *ctx, json_t 
 	r.text = iq_str_make(p->text.p, p->text.len);
 	r.line = line;
 	status_quotes(p, &r, arr, idx, cur ? pd->state.p : NULL, pd->reason.n > 0, pd->last_reason.n > 0);
+	if (has_ready) {
+		struct iq_jpath path[4] = {{"status", 0}, {"conditions", 0}, {NULL, (long)ready_idx},
+					   {"lastTransitionTime", 0}};
+		r.nquotes += iq_k8s_quote(p->rd, &r.quote[r.nquotes], "ready_since", path, 4);
+	}
 	return iq_k8s_record(p->rd, ctx, &r);
 }
 

@@ -101,6 +101,9 @@ struct iq_pod {
 	struct iq_str last_reason;
 	int last_exit_code;             /* -1 unknown */
 	int64_t last_started_at, last_finished_at;
+	/* the pod's Ready condition: since when it has been True (its
+	 * lastTransitionTime); IQ_TIME_NONE when not ready or not said */
+	int64_t ready_since;
 };
 
 /* One setting that bears on GPU memory: a serving engine's argument, an
@@ -129,7 +132,7 @@ struct iq_quote {
 	const char *what;
 };
 
-#define IQ_MAX_QUOTES 3
+#define IQ_MAX_QUOTES 4
 
 struct iq_record {
 	enum iq_kind kind;

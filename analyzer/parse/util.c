@@ -54,6 +54,7 @@ void iq_record_init(struct iq_record *r, enum iq_kind kind)
 		r->u.pod.exit_code = r->u.pod.last_exit_code = -1;
 		r->u.pod.started_at = r->u.pod.finished_at = IQ_TIME_NONE;
 		r->u.pod.last_started_at = r->u.pod.last_finished_at = IQ_TIME_NONE;
+		r->u.pod.ready_since = IQ_TIME_NONE;
 		break;
 	case IQ_KIND_LOG:
 	case IQ_KIND_CONFIG:

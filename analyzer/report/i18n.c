@@ -200,8 +200,14 @@ static const struct msg catalogue[] = {
 	{"tl.surgefmt", "load balancer 5xx surge (peak %lld per minute)",
 	 "yük dengeleyici 5xx artışı (dakikada en çok %lld)"},
 	{"tl.ready", "ready", "hazır"},
-	{"tl.readyfmt", "restart %lld serving again %.1f s after it started",
-	 "%lld. yeniden başlatma, başladıktan %.1f sn sonra yeniden hizmette"},
+	{"tl.readyfmt", "restart %lld marked Ready %.1f s after it started (%s)",
+	 "%lld. yeniden başlatma, başladıktan %.1f sn sonra Ready (%s)"},
+	{"rb.kubelet-readiness", "the kubelet's readiness line", "kubelet'in readiness satırı"},
+	{"rb.ready-condition", "the pod's Ready condition", "pod'un Ready koşulu"},
+	{"rb.estimate-engine-ready-probe", "estimated: the engine's ready line plus half the probe period",
+	 "tahmin: motorun hazır satırı artı yoklama periyodunun yarısı"},
+	{"rb.lb-first-request", "the first request the load balancer routed to it",
+	 "yük dengeleyicinin ona yönlendirdiği ilk istek"},
 	{"tl.folded", "… %zu more `%s` lines, until %s", "… %zu satır daha `%s`, %s saatine kadar"},
 	{"tl.quiet", "%s without events", "%s boyunca olay yok"},
 
@@ -698,32 +704,45 @@ int iq_question_answer_tr(struct iq_buf *b, const char *id, json_t *d)
 		return 1;
 	}
 	if (strcmp(id, "recovery") == 0) {
-		json_t *pods = json_object_get(d, "pods");
-		size_t n = 0, i;
-		double sum = 0, mx = 0;
-		json_t *x;
-		json_array_foreach(pods, i, x) {
-			json_t *v = json_object_get(x, "restart_to_ready_s");
-			if (!json_is_number(v))
-				continue;
-			double s = json_number_value(v);
-			sum += s;
-			mx = s > mx ? s : mx;
-			n++;
-		}
+		json_int_t n = json_integer_value(json_object_get(d, "restarts"));
+		json_int_t nr = json_integer_value(json_object_get(d, "ready"));
+		json_int_t est = json_integer_value(json_object_get(d, "estimated"));
+		json_int_t died = json_integer_value(json_object_get(d, "died_before_ready"));
+		json_int_t unk = json_integer_value(json_object_get(d, "undetermined"));
+		json_t *sp = json_object_get(d, "spread"), *sl = json_object_get(d, "slowest");
 		if (!n) {
-			iq_buf_adds(b, "Paketten yeniden başlatma süreleri anlaşılamadı.");
+			iq_buf_adds(b, "Pakette yeniden başlayan bir container yok.");
 			return 1;
 		}
-		iq_buf_printf(b, "%zu yeniden başlatma, başlangıçtan hizmete ortalama %.0f sn (en çok %.0f sn) "
-				 "sürdü", n, floor(sum / (double)n), floor(mx));
-		json_t *th = json_object_get(d, "thundering_herd");
-		if (json_is_true(th))
-			iq_buf_adds(b, "; pod'lar aynı anda yeniden başladı (thundering herd).");
-		else if (json_is_false(th))
-			iq_buf_adds(b, "; yeniden başlatmalar kademeliydi.");
-		else
-			iq_buf_adds(b, ".");
+		if (!nr || !json_is_object(sp) || !json_is_object(sl)) {
+			iq_buf_printf(b, "%lld yeniden başlatma; hiçbiri yeniden Ready olarak görülmedi.", (long long)n);
+		} else {
+			iq_buf_printf(b, "%lld yeniden başlatmanın %lld tanesi container başladıktan %.0f–%.0f sn sonra "
+					 "yeniden Ready oldu (medyan %.0f sn); en yavaşı, %s yeniden başlatma %lld, "
+					 "%.0f sn sürdü", (long long)n, (long long)nr,
+				      json_number_value(json_object_get(sp, "min_s")),
+				      json_number_value(json_object_get(sp, "max_s")),
+				      json_number_value(json_object_get(sp, "median_s")), jstr(sl, "pod"),
+				      (long long)json_integer_value(json_object_get(sl, "restart")),
+				      json_number_value(json_object_get(sl, "restart_to_ready_s")));
+			json_t *ml = json_object_get(sl, "model_load_s");
+			if (json_is_number(ml))
+				iq_buf_printf(b, ", bunun %.0f sn'si model yüklemesiydi", json_number_value(ml));
+			json_t *th = json_object_get(d, "thundering_herd");
+			iq_buf_adds(b, json_is_true(th) ? "; farklı pod'lar saniyeler içinde yeniden başladı "
+							  "(thundering herd)."
+							: "; yeniden başlatmalar kademeliydi.");
+			if (est)
+				iq_buf_printf(b, " Bunların %lld tanesi tahmindir (motorun hazır satırı artı readiness "
+						 "yoklama periyodunun yarısı; Kubernetes'in onları ne zaman Ready "
+						 "işaretlediğini paket söylemiyor).", (long long)est);
+		}
+		if (died)
+			iq_buf_printf(b, " %lld tanesi hazır olmadan yeniden öldü.", (long long)died);
+		if (unk)
+			iq_buf_printf(b, " %lld tanesinin ne zaman hazır olduğu belirlenemedi (kubelet readiness "
+					 "satırı, Ready koşulu, motorun hazır satırı ya da yük dengeleyici isteği yok).",
+				      (long long)unk);
 		return 1;
 	}
 	return 0;

@@ -1061,9 +1061,11 @@ static void tl_from_findings(struct pm *p, struct rows *rs)
 			continue;
 		struct trow *r = row_add(rs, t, 1);
 		r->mark = M("tl.ready");
-		char b[160];
+		char b[256];
+		char key[64];
+		snprintf(key, sizeof key, "rb.%s", str(x, "ready_basis"));
 		snprintf(b, sizeof b, M("tl.readyfmt"), num(x, "restart"),
-			 json_number_value(json_object_get(x, "restart_to_ready_s")));
+			 json_number_value(json_object_get(x, "restart_to_ready_s")), M(key));
 		r->what = iq_xstrdup(b);
 		r->node = dup_or_empty(str(x, "node"));
 		r->pod = dup_or_empty(str(x, "pod"));

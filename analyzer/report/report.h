@@ -14,7 +14,7 @@
 #define IQ_MAX_TIMELINE 500
 /* findings.json's schema_version: raised when a key changes meaning or
  * goes away (schema/findings.schema.json, docs/findings.md). */
-#define IQ_FINDINGS_SCHEMA_VERSION 1
+#define IQ_FINDINGS_SCHEMA_VERSION 2
 
 struct iq_ruleset;
 struct iq_refs;

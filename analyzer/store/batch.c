@@ -13,7 +13,7 @@
 static const size_t common_strs[] = {
 	F(ts_raw), F(stream), F(severity), F(text), F(id.node), F(id.ns), F(id.pod),
 	F(id.container), F(id.pod_uid), F(id.container_id),
-	F(quote[0].text), F(quote[1].text), F(quote[2].text),
+	F(quote[0].text), F(quote[1].text), F(quote[2].text), F(quote[3].text),
 };
 static const size_t http_strs[] = {
 	F(u.http.client), F(u.http.method), F(u.http.path), F(u.http.proto), F(u.http.host),
@@ -46,10 +46,10 @@ _Static_assert(sizeof(struct iq_http) == 384, "struct iq_http changed: update ht
 _Static_assert(sizeof(struct iq_gpu) == 112, "struct iq_gpu changed: update gpu_strs");
 _Static_assert(sizeof(struct iq_event) == 160, "struct iq_event changed: update event_strs");
 _Static_assert(sizeof(struct iq_kernel) == 40, "struct iq_kernel changed: update kernel_strs");
-_Static_assert(sizeof(struct iq_pod) == 248, "struct iq_pod changed: update pod_strs");
+_Static_assert(sizeof(struct iq_pod) == 256, "struct iq_pod changed: update pod_strs");
 _Static_assert(sizeof(struct iq_config) == 64, "struct iq_config changed: update config_strs");
-_Static_assert(IQ_MAX_QUOTES == 3, "list every quote's text in common_strs");
-_Static_assert(sizeof(struct iq_record) == 704, "struct iq_record changed: update common_strs");
+_Static_assert(IQ_MAX_QUOTES == 4, "list every quote's text in common_strs");
+_Static_assert(sizeof(struct iq_record) == 736, "struct iq_record changed: update common_strs");
 #endif
 
 struct kind_strs {

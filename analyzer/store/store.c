@@ -43,7 +43,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_EVENT] = "INSERT INTO k8s_events VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
 	[ST_KERNEL] = "INSERT INTO kernel_events VALUES (?1,?2,?3,?4,?5,?6)",
 	[ST_POD] = "INSERT INTO pod_states VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,"
-		   "?17,?18,?19,?20,?21,?22)",
+		   "?17,?18,?19,?20,?21,?22,?23)",
 	[ST_CONFIG] = "INSERT INTO config_settings VALUES (?1,?2,?3,?4,?5)",
 	[ST_QUOTE] = "INSERT OR REPLACE INTO quotes VALUES (?1,?2,?3,?4,?5)",
 	[ST_MATCH] = "INSERT OR IGNORE INTO signal_matches VALUES (?1,?2,?3,?4)",
@@ -494,6 +494,21 @@ int iq_store_file_forget(struct iq_store *s, int64_t file_id, int64_t first_reco
 	return 0;
 }
 
+int iq_store_file_inherit_restart(struct iq_store *s, const char *path, int restart)
+{
+	sqlite3_stmt *q;
+	if (restart < 0)
+		return 0;
+	if (flush(s) || sqlite3_prepare_v2(s->db, "UPDATE files SET restart = ?2 WHERE path = ?1 AND restart IS NULL",
+					   -1, &q, NULL) != SQLITE_OK)
+		return IQ_ERR_DB;
+	sqlite3_bind_text(q, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_int(q, 2, restart);
+	int rc = sqlite3_step(q) == SQLITE_DONE ? 0 : IQ_ERR_DB;
+	sqlite3_finalize(q);
+	return rc;
+}
+
 int64_t iq_store_first_record(struct iq_store *s, int64_t file_id)
 {
 	sqlite3_stmt *q;
@@ -732,6 +747,7 @@ int iq_store_record(struct iq_store *s, int64_t file_id, const struct iq_ident *
 		bind_int_known(q, 20, p->last_exit_code);
 		bind_time(q, 21, p->last_started_at);
 		bind_time(q, 22, p->last_finished_at);
+		bind_time(q, 23, p->ready_since);
 		if (step(s, q))
 			return IQ_ERR_DB;
 		break;

@@ -9,7 +9,7 @@
 
 #include "../parse/parse.h"
 
-#define IQ_SCHEMA_VERSION 3
+#define IQ_SCHEMA_VERSION 4
 
 struct iq_store;
 
@@ -60,6 +60,12 @@ int iq_store_file_begin(struct iq_store *s, const char *path, const char *bundle
  * another. first_record is the file's files.first_record (0: unknown, the
  * whole table is searched). Returns 0 or IQ_ERR_DB. */
 int iq_store_file_forget(struct iq_store *s, int64_t file_id, int64_t first_record);
+/* The file at path (the original of a copy) takes restart, the container
+ * restart number its copy's path gives, when its own path gives none: the
+ * kubelet's pods/<pod>/<container>/N.log and the runtime's
+ * containers/<pod>_<ns>_<container>-<id>.log are one instance's two names.
+ * Returns 0 or IQ_ERR_DB. */
+int iq_store_file_inherit_restart(struct iq_store *s, const char *path, int restart);
 /* files.first_record of file_id, 0 when unknown. */
 int64_t iq_store_first_record(struct iq_store *s, int64_t file_id);
 

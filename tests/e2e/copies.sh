@@ -49,6 +49,10 @@ case "$sk" in
   "a copy of another file of the bundle|"*"|1") ok ;;
   *) ko "duplicate's skips: $sk" ;;
 esac
+# the kept copy under containers/ is 2.log by another name: it takes that
+# restart number (recovery counts the instance once, from its records)
+rs=$(q "$tmp/c.db" "SELECT restart FROM files WHERE status = 'done' AND path LIKE '%containers/vllm-0_inference_vllm-$cid.log'")
+[ "$rs" = 2 ] && ok || ko "containers/ copy's restart: '$rs', want 2"
 other=$(q "$tmp/c.db" "SELECT status || ' ' || records FROM files WHERE path LIKE '%vllm-9%'")
 case "$other" in "done "[1-9]*) ok ;; *) ko "another pod's identical file: $other" ;; esac
 bad=$(q "$tmp/c.db" "SELECT count(*) FROM files WHERE lines_read <> lines_parsed + lines_skipped")

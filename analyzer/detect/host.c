@@ -124,10 +124,25 @@ static json_t *attribution(const char *node, const char *pod, const char *cont, 
 
 /* Is (pod, container) a serving worker: one that died of CUDA OOM, or a
  * container of a pod that did, with the same name as the one that did? */
+static int is_engine(const char *proc, const char *cont)
+{
+	static const char *const engines[] = {"vllm", "python", "tritonserver", "text-generation",
+					      "tgi", "trtllm", "sglang", "ray::", "pt_main_thread"};
+	for (size_t k = 0; k < IQ_ARRAY_LEN(engines); k++)
+		if ((proc && strstr(proc, engines[k])) || (cont && strstr(cont, engines[k])))
+			return 1;
+	return 0;
+}
+
 static int is_worker(struct det *x, const char *pod, const char *cont, const char *proc)
 {
 	size_t i;
 	json_t *e;
+	/* a kill whose container is unknown but whose process is named: the
+	 * process says whether it was the engine (a log shipper's promtail
+	 * in a serving pod is not) */
+	if ((!cont || !*cont) && proc && *proc)
+		return is_engine(proc, NULL);
 	json_array_foreach(x->ooms, i, e) {
 		const char *p = json_string_value(json_object_get(e, "pod"));
 		const char *c = json_string_value(json_object_get(e, "container"));
@@ -135,12 +150,7 @@ static int is_worker(struct det *x, const char *pod, const char *cont, const cha
 			return 1;
 	}
 	/* no CUDA OOM to compare with: a serving engine's process or container */
-	static const char *const engines[] = {"vllm", "python", "tritonserver", "text-generation",
-					      "tgi", "trtllm", "sglang", "ray::", "pt_main_thread"};
-	for (size_t k = 0; k < IQ_ARRAY_LEN(engines); k++)
-		if ((proc && strstr(proc, engines[k])) || (cont && strstr(cont, engines[k])))
-			return 1;
-	return 0;
+	return is_engine(proc, cont);
 }
 
 static json_t *host_oom(struct det *x)
@@ -220,7 +230,19 @@ static json_t *host_oom(struct det *x)
 				int64_t t;
 				int near = ft == IQ_TIME_NONE || !at || iq_time_parse_iso(at, strlen(at), &t, NULL) < 0 ||
 					   llabs(t - ft) <= KILL_MATCH_NS;
-				dup |= ap && ac && pod && cont && !strcmp(ap, pod) && !strcmp(ac, cont) && near;
+				int same = ap && pod && !strcmp(ap, pod) && near &&
+					   ((ac && cont && !strcmp(ac, cont)) || (!ac && cont));
+				if (same && !ac) {
+					/* the kernel's kill of a container it did not
+					 * name: the status names it */
+					json_object_set_new(a, "container", json_string(cont));
+					const char *proc = json_string_value(json_object_get(a, "process"));
+					int was = json_is_true(json_object_get(a, "serving_worker"));
+					int w = is_worker(x, pod, cont, proc);
+					workers += w - was;
+					json_object_set_new(a, "serving_worker", json_boolean(w));
+				}
+				dup |= same;
 			}
 			if (dup) {
 				/* its status line is evidence of the same kill */

@@ -110,6 +110,11 @@ static const char *const basis_name[RB_N] = {"kubelet-readiness", "ready-conditi
  * the head of the log. */
 #define START_SLACK_NS (2 * (int64_t)1000000000)
 
+/* How long after a restart the first request the LB routed to the pod
+ * still says it became ready: beyond, a pod that took no traffic (or whose
+ * IP the bundle maps to no request) is not measured by it. */
+#define LB_READY_MAX_NS (30 * 60 * (int64_t)1000000000)
+
 /* Kubernetes' defaults for a readiness probe (core/v1 Probe):
  * periodSeconds 10, initialDelaySeconds 0. */
 #define PROBE_PERIOD_DEFAULT_S 10
@@ -311,7 +316,9 @@ static int lb_first(struct det *x, sqlite3_stmt *q, const struct instance *e, in
 	sqlite3_reset(q);
 	sqlite3_bind_text(q, 1, e->pod, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(q, 2, e->start);
-	sqlite3_bind_int64(q, 3, to);
+	/* the requests' time index, walked from the start: a pod not sent
+	 * traffic within LB_READY_MAX_NS is not called ready by it */
+	sqlite3_bind_int64(q, 3, to - e->start > LB_READY_MAX_NS ? e->start + LB_READY_MAX_NS : to);
 	int rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
 		*ts = sqlite3_column_int64(q, 0);
@@ -429,11 +436,11 @@ static json_t *instance_json(struct det *x, const struct instance *e)
 int det_recovery(struct det *x)
 {
 	static const char lb_sql[] =
-		"SELECT r.ts, r.id FROM records r JOIN http_upstreams u ON u.record_id = r.id"
-		" WHERE r.kind = 'http' AND r.ts >= ?2 AND r.ts <= ?3 AND u.status BETWEEN 100 AND 499"
+		"SELECT h.ts, h.record_id FROM http_requests h JOIN http_upstreams u ON u.record_id = h.record_id"
+		" WHERE h.ts >= ?2 AND h.ts <= ?3 AND u.status BETWEEN 100 AND 499"
 		"  AND EXISTS (SELECT 1 FROM pod_states s WHERE s.pod = ?1 AND s.pod_ip IS NOT NULL"
 		"   AND substr(u.addr, 1, length(s.pod_ip) + 1) = s.pod_ip || ':')"
-		" ORDER BY r.ts LIMIT 1";
+		" ORDER BY h.ts LIMIT 1";
 	static const char eng_sql[] =
 		"SELECT m.signal, r.ts, r.id, json_extract(m.captures, '$.load_s') FROM files f"
 		" JOIN records r ON r.id BETWEEN f.first_record AND f.last_record AND r.file_id = f.id"

@@ -242,13 +242,16 @@ static int ntp_offset(const char *t, int timesync, int64_t *off)
 	return 1;
 }
 
+/* chronyc tracking and timedatectl outputs are a dozen lines, a
+ * collector's log a few hundred: the scan reads only files that small, not
+ * every log line of the node once per node. */
 static int by_chrony(struct iq_store *s, struct node *n, struct iq_diag *d)
 {
 	sqlite3_stmt *q;
 	if (sqlite3_prepare_v2(iq_store_db(s),
 			       "SELECT r.text, f.path FROM files f CROSS JOIN records r"
 			       " ON r.id BETWEEN f.first_record AND f.last_record"
-			       " WHERE coalesce(f.node, r.node) = ?1 AND +r.kind = 'log'"
+			       " WHERE f.records <= 5000 AND coalesce(f.node, r.node) = ?1 AND +r.kind = 'log'"
 			       " AND (instr(r.text, 'of NTP time') > 0 OR instr(r.text, 'Offset:') > 0)"
 			       " ORDER BY r.id", -1, &q, NULL) != SQLITE_OK)
 		return db_err(s, d);
@@ -509,26 +512,41 @@ static void add_id(void *u, const char *id)
  * as it leaves. Whichever hypothesis the samples fit tighter decides. */
 static int by_requests(struct iq_store *s, struct nodes *ns, struct iq_diag *d)
 {
-	sqlite3_stmt *q;
+	sqlite3_stmt *q, *fq;
+	/* file by file, so that a node whose ids are all kept (enough for its
+	 * median) stops the reading of its files */
 	if (sqlite3_prepare_v2(iq_store_db(s),
-			       "SELECT f.node, r.ts, r.text FROM files f CROSS JOIN records r"
-			       " ON r.id BETWEEN f.first_record AND f.last_record"
-			       " WHERE f.pod IS NOT NULL AND f.node IS NOT NULL AND +r.kind = 'log'"
+			       "SELECT node, first_record, last_record FROM files WHERE pod IS NOT NULL"
+			       " AND node IS NOT NULL AND first_record IS NOT NULL AND last_record IS NOT NULL"
+			       " ORDER BY first_record", -1, &fq, NULL) != SQLITE_OK)
+		return db_err(s, d);
+	if (sqlite3_prepare_v2(iq_store_db(s),
+			       "SELECT r.ts, r.text FROM records r WHERE r.id BETWEEN ?1 AND ?2 AND +r.kind = 'log'"
 			       " AND r.ts IS NOT NULL AND (instr(r.text, 'equest') > 0 OR instr(r.text, 'EQUEST') > 0"
 			       " OR instr(r.text, 'req_id') > 0 OR instr(r.text, 'trace_id') > 0)"
-			       " ORDER BY r.id", -1, &q, NULL) != SQLITE_OK)
+			       " ORDER BY r.id", -1, &q, NULL) != SQLITE_OK) {
+		sqlite3_finalize(fq);
 		return db_err(s, d);
+	}
 	struct ids x = {.ns = ns};
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		struct node *n = node_named(ns, (const char *)sqlite3_column_text(q, 0));
-		const char *t = (const char *)sqlite3_column_text(q, 2);
-		if (!n || !t || n->req_ids >= MAX_IDS_PER_NODE)
+	while (sqlite3_step(fq) == SQLITE_ROW) {
+		struct node *n = node_named(ns, (const char *)sqlite3_column_text(fq, 0));
+		if (!n || n->req_ids >= MAX_IDS_PER_NODE)
 			continue;
 		x.cur = (int32_t)(n - ns->v);
-		x.cur_ts = sqlite3_column_int64(q, 1);
-		id_tokens(t, add_id, &x);
+		sqlite3_reset(q);
+		sqlite3_bind_int64(q, 1, sqlite3_column_int64(fq, 1));
+		sqlite3_bind_int64(q, 2, sqlite3_column_int64(fq, 2));
+		while (n->req_ids < MAX_IDS_PER_NODE && sqlite3_step(q) == SQLITE_ROW) {
+			const char *t = (const char *)sqlite3_column_text(q, 1);
+			if (!t)
+				continue;
+			x.cur_ts = sqlite3_column_int64(q, 0);
+			id_tokens(t, add_id, &x);
+		}
 	}
 	sqlite3_finalize(q);
+	sqlite3_finalize(fq);
 	int rc = 0;
 	if (x.keys.n) {
 		if (sqlite3_prepare_v2(iq_store_db(s), "SELECT ts, duration_s, request_id FROM http_requests"

@@ -18,15 +18,33 @@ static const char *const engine_keys[] = {
 	"max_input_tokens", "max_input_length", "cuda_memory_fraction", "swap_space",
 };
 
-/* Adds a setting to the settings array. */
+/* Engine defaults an argument dump prints beside what the operator set:
+ * vLLM's "args: Namespace(...)" lists every argument, max_num_seqs=256
+ * included when nobody set it (EngineArgs' default before the V1 engine
+ * made it None). */
+static const struct { const char *engine, *dump, *key, *value; } dump_defaults[] = {
+	{"vllm", "Namespace(", "max_num_seqs", "256"},
+};
+
+/* Adds a setting to the settings array. configured: set by the operator,
+ * not an unset value ("None", "null", empty) nor the engine's default as
+ * an argument dump prints it (then default_of names the engine). */
 static void add_setting(json_t *set, const char *scope, const char *key, const char *value,
-			const char *source, json_t *evidence)
+			const char *source, json_t *evidence, const char *dump)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "scope", scope ? json_string(scope) : json_null());
 	json_object_set_new(o, "key", json_string(key));
 	json_object_set_new(o, "value", json_string(value));
 	json_object_set_new(o, "source", json_string(source));
+	const char *engine = NULL;
+	for (size_t k = 0; dump && k < IQ_ARRAY_LEN(dump_defaults); k++)
+		if (strstr(dump, dump_defaults[k].dump) && strcmp(key, dump_defaults[k].key) == 0 &&
+		    strcmp(value, dump_defaults[k].value) == 0)
+			engine = dump_defaults[k].engine;
+	json_object_set_new(o, "configured", json_boolean(!det_value_unset(value) && !engine));
+	if (engine)
+		json_object_set_new(o, "default_of", json_string(engine));
 	json_object_set_new(o, "evidence", evidence ? evidence : json_null());
 	json_array_append_new(set, o);
 }
@@ -70,7 +88,8 @@ static json_t *settings(struct det *x)
 			add_setting(set, (const char *)sqlite3_column_text(q, 0),
 				    (const char *)sqlite3_column_text(q, 1),
 				    sqlite3_column_text(q, 2) ? (const char *)sqlite3_column_text(q, 2) : "",
-				    sqlite3_column_text(q, 3) ? (const char *)sqlite3_column_text(q, 3) : "config", det_evidence(x, q, 4, NULL));
+				    sqlite3_column_text(q, 3) ? (const char *)sqlite3_column_text(q, 3) : "config",
+				    det_evidence(x, q, 4, NULL), NULL);
 		sqlite3_finalize(q);
 	}
 	/* engine argument dumps in the logs */
@@ -84,7 +103,7 @@ static json_t *settings(struct det *x)
 				char v[128];
 				if (arg_value(text, engine_keys[k], v, sizeof v))
 					add_setting(set, (const char *)sqlite3_column_text(q, 0), engine_keys[k], v,
-						    "engine-log", det_evidence(x, q, 1, NULL));
+						    "engine-log", det_evidence(x, q, 1, NULL), text);
 			}
 		}
 		sqlite3_finalize(q);
@@ -92,16 +111,10 @@ static json_t *settings(struct det *x)
 	return set;
 }
 
-/* The first setting with key (and, when vals is not NULL, its value
- * parsed as a number into *num). */
+/* The first setting with key that the operator configured. */
 static json_t *find(json_t *set, const char *key)
 {
-	size_t i;
-	json_t *o;
-	json_array_foreach(set, i, o)
-		if (strcmp(json_string_value(json_object_get(o, "key")), key) == 0)
-			return o;
-	return NULL;
+	return det_setting(set, key);
 }
 
 static double num(json_t *o)
@@ -173,11 +186,11 @@ int det_conditions(struct det *x)
 	json_t *conds = json_array();
 	char d[512];
 
-	/* no-backpressure: the LB never answered 429 and nothing caps the queue */
+	/* no-backpressure: the LB never answered 429 and the engine refuses
+	 * nothing (TGI's max_concurrent_requests answers 429 past its limit;
+	 * a batching queue delay is not a refusal) */
 	long r429 = x->http ? x->http->status_429_all : 0;
 	json_t *qcap = find(set, "max_concurrent_requests");
-	if (!qcap)
-		qcap = find(set, "max_queue_delay_microseconds");
 	if (x->f.lb_requests == 0 && !qcap) {
 		condition(conds, "no-backpressure", -1, "No load-balancer log and no queue limit in the bundle: cannot tell.", NULL);
 	} else {

@@ -80,6 +80,11 @@ struct det {
 /* Helpers (util.c). */
 int det_prep(struct det *x, const char *sql, sqlite3_stmt **q);
 json_t *det_time(sqlite3_stmt *q, int col);
+/* A setting's value that says "not set" (None, null, empty, ...). */
+int det_value_unset(const char *v);
+/* The first setting of set (the settings array) with key that the
+ * operator configured (not unset, not an engine default a dump printed). */
+json_t *det_setting(json_t *set, const char *key);
 /* A failed SQLite step while reading what: the error, set in x->d. */
 int det_fail(struct det *x, const char *what);
 json_t *det_time_ns(int64_t t);

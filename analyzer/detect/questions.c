@@ -196,14 +196,35 @@ static void q_batch_and_seq(struct det *x)
 		 "batch preceding the OOM crash?", ans, data, ev);
 }
 
+/* The first setting of key the operator configured. */
 static json_t *setting(struct det *x, const char *key)
+{
+	return det_setting(json_object_get(x->pat, "settings"), key);
+}
+
+/* The first setting of key that an argument dump shows at an engine's
+ * default, or NULL. */
+static json_t *setting_default(struct det *x, const char *key)
+{
+	size_t i;
+	json_t *o;
+	json_array_foreach(json_object_get(x->pat, "settings"), i, o)
+		if (strcmp(json_string_value(json_object_get(o, "key")), key) == 0 &&
+		    json_is_string(json_object_get(o, "default_of")))
+			return o;
+	return NULL;
+}
+
+/* Whether any setting of key is in the bundle, set or not (an engine's
+ * argument dump saying max_num_seqs=None says the engine is vLLM). */
+static int setting_seen(struct det *x, const char *key)
 {
 	size_t i;
 	json_t *o;
 	json_array_foreach(json_object_get(x->pat, "settings"), i, o)
 		if (strcmp(json_string_value(json_object_get(o, "key")), key) == 0)
-			return o;
-	return NULL;
+			return 1;
+	return 0;
 }
 
 static void add_ev(json_t *ev, json_t *o)
@@ -212,36 +233,88 @@ static void add_ev(json_t *ev, json_t *o)
 		json_array_append(ev, json_object_get(o, "evidence"));
 }
 
+/* A queue-delay ceiling in microseconds from a setting in its own unit. */
+static double delay_us(json_t *o)
+{
+	static const struct { const char *key; double us; } units[] = {
+		{"max_queue_delay_microseconds", 1}, {"batch_timeout_ms", 1e3}, {"batch_wait_timeout_s", 1e6},
+	};
+	const char *k = json_string_value(json_object_get(o, "key"));
+	const char *v = json_string_value(json_object_get(o, "value"));
+	char *end;
+	double d = v ? strtod(v, &end) : NAN;
+	if (!v || end == v)
+		return NAN;
+	for (size_t i = 0; k && i < IQ_ARRAY_LEN(units); i++)
+		if (strcmp(k, units[i].key) == 0)
+			return d * units[i].us;
+	return NAN;
+}
+
 static void q_ceilings(struct det *x)
 {
-	json_t *cap = setting(x, "max_num_seqs");
-	if (!cap)
-		cap = setting(x, "max_batch_size");
-	if (!cap)
-		cap = setting(x, "max_concurrent_requests");
-	json_t *delay = setting(x, "max_queue_delay_microseconds");
+	/* batch-size ceilings, in the order engines name them: vLLM's
+	 * sequences per step, Triton's / HF servers' / TGI's batch size,
+	 * TGI's token budget per batch (TGI's max_concurrent_requests bounds
+	 * the queue, not the batch) */
+	static const char *const cap_keys[] = {"max_num_seqs", "max_batch_size", "max_batch_total_tokens"};
+	static const char *const delay_keys[] = {"max_queue_delay_microseconds", "batch_timeout_ms",
+						 "batch_wait_timeout_s"};
+	json_t *cap = NULL, *delay = NULL;
+	for (size_t k = 0; !cap && k < IQ_ARRAY_LEN(cap_keys); k++)
+		cap = setting(x, cap_keys[k]);
+	for (size_t k = 0; !delay && k < IQ_ARRAY_LEN(delay_keys); k++)
+		delay = setting(x, delay_keys[k]);
+	double dus = delay ? delay_us(delay) : NAN;
 	json_t *data = json_object();
 	json_t *ev = json_array();
 	add_ev(ev, cap);
 	add_ev(ev, delay);
 	json_object_set_new(data, "batch_cap_present", json_boolean(cap != NULL));
 	json_object_set_new(data, "batch_cap", cap ? json_string(json_string_value(json_object_get(cap, "value"))) : json_null());
+	json_object_set_new(data, "batch_cap_key", cap ? json_incref(json_object_get(cap, "key")) : json_null());
 	json_object_set_new(data, "queue_delay_cap_present", json_boolean(delay != NULL));
-	json_object_set_new(data, "queue_delay_us", delay ? json_string(json_string_value(json_object_get(delay, "value"))) : json_null());
+	json_object_set_new(data, "queue_delay_us", isnan(dus) ? json_null() : json_integer((json_int_t)llround(dus)));
 	json_object_set_new(data, "source", cap ? json_incref(json_object_get(cap, "source")) : json_null());
-	char ans[512];
-	snprintf(ans, sizeof ans, "%s%s%s; %s%s%s.", cap ? "Batch size is capped (" : "No batch-size cap was found",
-		 cap ? json_string_value(json_object_get(cap, "key")) : "",
-		 cap ? ")" : "",
-		 delay ? "queue delay is capped at " : "no queue-delay ceiling was found",
-		 delay ? json_string_value(json_object_get(delay, "value")) : "", delay ? " µs" : "");
-	if (cap) {
-		char tmp[512];
-		snprintf(tmp, sizeof tmp, "Batch size is capped (%s = %s); %s%s%s.",
-			 json_string_value(json_object_get(cap, "key")), json_string_value(json_object_get(cap, "value")),
-			 delay ? "queue delay is capped at " : "no queue-delay ceiling was found",
-			 delay ? json_string_value(json_object_get(delay, "value")) : "", delay ? " µs" : "");
-		snprintf(ans, sizeof ans, "%s", tmp);
+	/* the engine's own ceiling when nobody set one: vLLM's documented
+	 * max_num_seqs default, seen in its argument dump (at 256, or None on
+	 * the V1 engine, which then picks its own) */
+	json_t *def = NULL;
+	if (!cap) {
+		json_t *shown = setting_default(x, "max_num_seqs");
+		if (shown || setting_seen(x, "max_num_seqs")) {
+			def = json_object();
+			json_object_set_new(def, "engine", json_string("vllm"));
+			json_object_set_new(def, "key", json_string("max_num_seqs"));
+			json_object_set_new(def, "value", json_integer(256));
+			json_object_set_new(def, "holds_for",
+					    json_string(shown ? "vLLM before the V1 engine: EngineArgs.max_num_seqs = 256, "
+								"as the argument dump shows"
+							      : "vLLM V0's EngineArgs default; the V1 engine, which logs "
+								"max_num_seqs=None, picks its own by usage context and GPU"));
+			add_ev(ev, shown);
+		}
+	}
+	json_object_set_new(data, "batch_cap_default", def ? def : json_null());
+	char ans[640];
+	int off;
+	if (cap)
+		off = snprintf(ans, sizeof ans, "Batch size is capped (%s = %s, %s)",
+			       json_string_value(json_object_get(cap, "key")), json_string_value(json_object_get(cap, "value")),
+			       json_string_value(json_object_get(cap, "source")));
+	else if (def)
+		off = snprintf(ans, sizeof ans, "No batch-size cap is configured; vLLM's default of 256 sequences "
+			       "per step (max_num_seqs) applied%s",
+			       setting_default(x, "max_num_seqs") ? "" : " (or the V1 engine's own choice)");
+	else
+		off = snprintf(ans, sizeof ans, "No batch-size cap is configured");
+	if (off < (int)sizeof ans) {
+		if (delay && !isnan(dus))
+			snprintf(ans + off, sizeof ans - (size_t)off, "; queue delay is capped at %.0f µs (%s = %s).", dus,
+				 json_string_value(json_object_get(delay, "key")),
+				 json_string_value(json_object_get(delay, "value")));
+		else
+			snprintf(ans + off, sizeof ans - (size_t)off, "; no queue-delay ceiling was found.");
 	}
 	question(x, "batching-ceilings", "Is dynamic request batching configured with hard ceilings for both "
 		 "batch size and queue delay?", ans, data, ev);
@@ -307,6 +380,32 @@ static void q_paged(struct det *x)
 				json_array_append_new(ev, e);
 		}
 	}
+	/* what the configuration says of the KV cache overrides what the
+	 * engine's name implies: a transformers backend (Triton's python
+	 * backend, an HF server) with kv_cache: contiguous or an attention
+	 * implementation of its own (sdpa, eager, flash_attention_2) does not
+	 * page; kv_cache: paged (or TGI's "Using Attention = paged") does */
+	json_t *kv = setting(x, "kv_cache");
+	json_t *attn = setting(x, "attn_implementation");
+	const char *said = NULL;
+	if (kv) {
+		const char *v = json_string_value(json_object_get(kv, "value"));
+		if (v && (like_in(v, "paged") || like_in(v, "block")))
+			paged = 1, said = "kv_cache";
+		else if (v && (like_in(v, "contiguous") || like_in(v, "static") || like_in(v, "dynamic")))
+			paged = 0, said = "kv_cache";
+	}
+	if (!said && attn && (!engine || strcmp(engine, "triton") == 0)) {
+		const char *v = json_string_value(json_object_get(attn, "value"));
+		if (v && like_in(v, "paged"))
+			paged = 1, said = "attn_implementation";
+		else if (v && (like_in(v, "sdpa") || like_in(v, "eager") || like_in(v, "flash_attention")))
+			paged = 0, said = "attn_implementation";
+	}
+	if (said) {
+		add_ev(ev, kv);
+		add_ev(ev, attn);
+	}
 	json_t *frac = setting(x, "gpu_memory_utilization");
 	if (!frac)
 		frac = setting(x, "kv_cache_free_gpu_mem_fraction");
@@ -316,8 +415,19 @@ static void q_paged(struct det *x)
 	json_object_set_new(data, "engine", engine ? json_string(engine) : json_null());
 	double f = frac ? strtod(json_string_value(json_object_get(frac, "value")), NULL) : NAN;
 	json_object_set_new(data, "memory_fraction", isnan(f) ? json_null() : json_real(f));
+	json_object_set_new(data, "source", said ? json_string(said) : engine && paged >= 0 ? json_string("engine")
+			    : json_null());
 	char ans[512];
-	if (!engine)
+	if (said && paged == 0)
+		snprintf(ans, sizeof ans, "No: the KV cache is not paged (%s%s%s%s%s)%s%s.",
+			 kv ? "kv_cache: " : "", kv ? json_string_value(json_object_get(kv, "value")) : "",
+			 kv && attn ? ", " : "", attn ? "attn_implementation: " : "",
+			 attn ? json_string_value(json_object_get(attn, "value")) : "", engine ? " under " : "",
+			 engine ? engine : "");
+	else if (said)
+		snprintf(ans, sizeof ans, "Yes: the KV cache is paged (%s: %s).", said,
+			 json_string_value(json_object_get(kv && !strcmp(said, "kv_cache") ? kv : attn, "value")));
+	else if (!engine)
 		snprintf(ans, sizeof ans, "The serving engine could not be identified from the bundle.");
 	else if (paged > 0 && frac)
 		snprintf(ans, sizeof ans, "Yes: %s manages the KV cache in pages (PagedAttention), and reserves %s of "

@@ -11,6 +11,28 @@ int det_prep(struct det *x, const char *sql, sqlite3_stmt **q)
 	return 0;
 }
 
+int det_value_unset(const char *v)
+{
+	static const char *const unset[] = {"", "None", "none", "null", "Null", "NULL", "~", "nil", "unset", "NaN"};
+	if (!v)
+		return 1;
+	for (size_t i = 0; i < IQ_ARRAY_LEN(unset); i++)
+		if (strcmp(v, unset[i]) == 0)
+			return 1;
+	return 0;
+}
+
+json_t *det_setting(json_t *set, const char *key)
+{
+	size_t i;
+	json_t *o;
+	json_array_foreach(set, i, o)
+		if (strcmp(json_string_value(json_object_get(o, "key")), key) == 0 &&
+		    !json_is_false(json_object_get(o, "configured")))
+			return o;
+	return NULL;
+}
+
 int det_fail(struct det *x, const char *what)
 {
 	return iq_diag_set(x->d, IQ_ERR_DB, "database: %s while reading %s", sqlite3_errmsg(x->db), what);

@@ -25,6 +25,7 @@ struct iq_k8s_reader;
 #define IQ_K8S_OTHER     0x100u  /* another kind */
 #define IQ_K8S_STATUS    0x200u  /* pod status keys (containerStatuses, podIP, phase) */
 #define IQ_K8S_INVOLVED  0x400u  /* event keys (involvedObject, regarding) */
+#define IQ_K8S_CONFIGMAP 0x800u  /* ConfigMap */
 
 /* Which kinds the Kubernetes objects in head (n bytes, possibly cut) have,
  * as IQ_K8S_* flags; 0 when head is neither JSON nor YAML of that kind.
@@ -64,6 +65,16 @@ void iq_k8s_item_skip(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, 
  * (key lower-cased, source "env") and resources.limits (source
  * "resources"), all at line, with scope and id. Returns 0 or an iq_err. */
 int iq_k8s_container_config(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, json_t *c,
+			    long line, struct iq_str scope, const struct iq_ident *id);
+
+/* Config records of ConfigMap o's data (source "configmap", scope its
+ * name): a value that is itself a YAML or JSON mapping (a server.yaml, a
+ * config.json mounted from it) gives one record per scalar leaf, keyed by
+ * the leaf's name ("batching: {max_batch_size: 16}" is max_batch_size=16);
+ * another value gives one record keyed by its data key, as an env var
+ * (envFrom) would be. Each quotes the line that holds its key. Returns 0
+ * or an iq_err. */
+int iq_k8s_configmap_config(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, json_t *o,
 			    long line, struct iq_str scope, const struct iq_ident *id);
 
 /* A quote of the current object's member at path[0..len) (from the

@@ -1,8 +1,9 @@
 /* k8s_manifest.c: workload manifests (Deployment, StatefulSet, DaemonSet,
  * ReplicaSet, Job, CronJob, PodTemplate, Pod) and HorizontalPodAutoscalers
- * (autoscaling/v1, v2beta1, v2beta2, v2), JSON or YAML, one object, a
- * multi-document stream or a List: config records of their containers'
- * args, env and limits, and of the autoscalers' metrics and bounds. */
+ * (autoscaling/v1, v2beta1, v2beta2, v2) and ConfigMaps, JSON or YAML, one
+ * object, a multi-document stream or a List: config records of their
+ * containers' args, env and limits, of the autoscalers' metrics and
+ * bounds, and of the settings a ConfigMap holds. */
 #include <jansson.h>
 #include <string.h>
 
@@ -32,6 +33,10 @@ static int sniff(const char *path, const char *head, size_t n, char *why, size_t
 	}
 	if (f & IQ_K8S_POD) {
 		snprintf(why, whysz, "%s with kind Pod and no status (a manifest)", lang);
+		return 70;
+	}
+	if (f & IQ_K8S_CONFIGMAP) {
+		snprintf(why, whysz, "%s with kind ConfigMap", lang);
 		return 70;
 	}
 	return 0;
@@ -251,6 +256,12 @@ static int manifest_item(void *u, const struct iq_parse_ctx *ctx, json_t *o)
 	struct iq_str kind = jstr(o, "kind");
 	if (str_eq(kind, "HorizontalPodAutoscaler"))
 		return hpa(m, ctx, o);
+	if (str_eq(kind, "ConfigMap")) {
+		json_t *meta = json_object_get(o, "metadata");
+		struct iq_ident id = {.restart = -1};
+		id.ns = jstr(meta, "namespace");
+		return iq_k8s_configmap_config(m->rd, ctx, o, iq_k8s_item_line(m->rd), jstr(meta, "name"), &id);
+	}
 	const char *path = containers_path(kind);
 	if (!path) {
 		iq_k8s_item_skip(m->rd, ctx, "not a workload");
@@ -314,8 +325,8 @@ static int end(void *st, const struct iq_parse_ctx *ctx)
 
 const struct iq_format iq_format_k8s_manifest = {
 	.name = "k8s-manifest",
-	.desc = "Kubernetes workload manifests and HorizontalPodAutoscalers (JSON or YAML): "
-		"container args, env, limits, autoscaler metrics",
+	.desc = "Kubernetes workload manifests, HorizontalPodAutoscalers and ConfigMaps (JSON or YAML): "
+		"container args, env, limits, autoscaler metrics, settings files kept in ConfigMaps",
 	.sniff = sniff,
 	.state_size = sizeof(struct manifest),
 	.begin = begin,

@@ -1163,6 +1163,184 @@ int iq_k8s_container_config(struct iq_k8s_reader *rd, const struct iq_parse_ctx 
 	return rc;
 }
 
+/* ---- ConfigMaps: settings files kept in data ---- */
+
+#define CM_MAX_DEPTH 8
+#define CM_MAX_LEAVES 512
+
+/* The YAML (or JSON, which YAML reads) document text of a data value as
+ * jansson values, or NULL when it is not one mapping. Scalars stay text. */
+static json_t *cm_parse(const char *text, size_t n)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	json_t *stack[CM_MAX_DEPTH + 1];
+	char *keys[CM_MAX_DEPTH + 1];
+	int key_set[CM_MAX_DEPTH + 1];
+	int d = 0, ok = 1, done = 0;
+	json_t *root = NULL;
+	if (!yaml_parser_initialize(&parser))
+		return NULL;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, n);
+	while (ok && !done) {
+		if (!yaml_parser_parse(&parser, &ev)) {
+			ok = 0;
+			break;
+		}
+		json_t *node = NULL;
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+		case YAML_DOCUMENT_END_EVENT:
+			done = 1;
+			break;
+		case YAML_SCALAR_EVENT:
+			node = json_stringn((const char *)ev.data.scalar.value, ev.data.scalar.length);
+			if (!node)
+				node = json_null();
+			break;
+		case YAML_ALIAS_EVENT:
+			node = json_null();
+			break;
+		case YAML_MAPPING_START_EVENT:
+		case YAML_SEQUENCE_START_EVENT:
+			if (d >= CM_MAX_DEPTH) {
+				ok = 0;
+				break;
+			}
+			stack[d] = ev.type == YAML_MAPPING_START_EVENT ? json_object() : json_array();
+			keys[d] = NULL;
+			key_set[d] = 0;
+			d++;
+			break;
+		case YAML_MAPPING_END_EVENT:
+		case YAML_SEQUENCE_END_EVENT:
+			if (d == 0) {
+				ok = 0;
+				break;
+			}
+			d--;
+			free(keys[d]);
+			node = stack[d];
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+		if (!node)
+			continue;
+		if (d == 0) {
+			if (!json_is_object(node)) {
+				json_decref(node);   /* a scalar or a list: not a settings file */
+				ok = 0;
+				continue;
+			}
+			root = node;
+			done = 1;
+		} else if (json_is_array(stack[d - 1])) {
+			json_array_append_new(stack[d - 1], node);
+		} else if (!key_set[d - 1]) {
+			free(keys[d - 1]);
+			keys[d - 1] = json_is_string(node) ? iq_xstrdup(json_string_value(node)) : NULL;
+			key_set[d - 1] = 1;
+			json_decref(node);
+		} else {
+			if (keys[d - 1])
+				json_object_set_new(stack[d - 1], keys[d - 1], node);
+			else
+				json_decref(node);
+			free(keys[d - 1]);
+			keys[d - 1] = NULL;
+			key_set[d - 1] = 0;
+		}
+	}
+	while (d > 0) {
+		d--;
+		free(keys[d]);
+		json_decref(stack[d]);
+	}
+	yaml_parser_delete(&parser);
+	if (!ok && root) {
+		json_decref(root);
+		root = NULL;
+	}
+	return root;
+}
+
+struct cm_walk {
+	struct iq_k8s_reader *rd;
+	const struct iq_parse_ctx *ctx;
+	long line, from;
+	struct iq_str scope;
+	const struct iq_ident *id;
+	int leaves;
+};
+
+static int cm_leaves(struct cm_walk *w, json_t *o, int depth)
+{
+	const char *k;
+	json_t *v;
+	int rc = 0;
+	json_object_foreach(o, k, v) {
+		if (rc || w->leaves >= CM_MAX_LEAVES)
+			break;
+		if (json_is_object(v)) {
+			if (depth < CM_MAX_DEPTH)
+				rc = cm_leaves(w, v, depth + 1);
+			continue;
+		}
+		if (!json_is_string(v))
+			continue;
+		w->leaves++;
+		if ((rc = norm_key(&w->rd->key, k, strlen(k), 0)))
+			break;
+		iq_buf_reset(&w->rd->val);
+		if (iq_buf_add(&w->rd->val, json_string_value(v), json_string_length(v)))
+			return IQ_ERR_NOMEM;
+		rc = config_record_at(w->rd, w->ctx, w->line, w->from, w->scope, w->id,
+				      iq_str_make(w->rd->key.p, w->rd->key.len),
+				      iq_str_make(w->rd->val.p, w->rd->val.len), "configmap", iq_str_make(k, strlen(k)));
+	}
+	return rc;
+}
+
+int iq_k8s_configmap_config(struct iq_k8s_reader *rd, const struct iq_parse_ctx *ctx, json_t *o,
+			    long line, struct iq_str scope, const struct iq_ident *id)
+{
+	json_t *data = json_object_get(o, "data");
+	const char *k;
+	json_t *v;
+	int rc = 0;
+	json_object_foreach(data, k, v) {
+		if (rc)
+			break;
+		if (!json_is_string(v))
+			continue;
+		const char *t = json_string_value(v);
+		size_t n = json_string_length(v);
+		struct iq_quote at;
+		long from = iq_k8s_quote_find(rd, &at, "setting", iq_str_make(k, strlen(k)), line) ? at.line : line;
+		/* a settings file: a mapping written over several lines */
+		json_t *doc = memchr(t, '\n', n) && memchr(t, ':', n) ? cm_parse(t, n) : NULL;
+		if (doc) {
+			struct cm_walk w = {rd, ctx, line, from, scope, id, 0};
+			rc = cm_leaves(&w, doc, 0);
+			json_decref(doc);
+			continue;
+		}
+		if ((rc = norm_key(&rd->key, k, strlen(k), 0)))
+			break;
+		iq_buf_reset(&rd->val);
+		if (iq_buf_add(&rd->val, t, n))
+			return IQ_ERR_NOMEM;
+		for (size_t i = 0; i < rd->val.len; i++)
+			if (rd->val.p[i] == '\n' || rd->val.p[i] == '\r')
+				rd->val.p[i] = ' ';
+		rc = config_record_at(rd, ctx, line, from, scope, id, iq_str_make(rd->key.p, rd->key.len),
+				      iq_str_make(rd->val.p, rd->val.len), "configmap", iq_str_make(k, strlen(k)));
+	}
+	return rc;
+}
+
 /* ---- Sniffing ---- */
 
 static unsigned kind_flag(const char *v, size_t n)
@@ -1175,6 +1353,8 @@ static unsigned kind_flag(const char *v, size_t n)
 		return IQ_K8S_EVENT;
 	if (n == 23 && !memcmp(v, "HorizontalPodAutoscaler", 23))
 		return IQ_K8S_HPA;
+	if (n == 9 && !memcmp(v, "ConfigMap", 9))
+		return IQ_K8S_CONFIGMAP;
 	if (n >= 4 && !memcmp(v + n - 4, "List", 4))
 		return IQ_K8S_LIST;
 	for (size_t i = 0; i < IQ_ARRAY_LEN(wl); i++)

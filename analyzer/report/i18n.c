@@ -644,8 +644,13 @@ int iq_question_answer_tr(struct iq_buf *b, const char *id, json_t *d)
 			iq_buf_adds(b, "Batch boyutu sınırlı (");
 			jval(b, json_object_get(d, "batch_cap"), "?");
 			iq_buf_adds(b, ")");
+		} else if (json_is_object(json_object_get(d, "batch_cap_default"))) {
+			json_t *df = json_object_get(d, "batch_cap_default");
+			iq_buf_printf(b, "Batch boyutu için yapılandırılmış bir tavan yok; %s varsayılanı %lld (%s) geçerli",
+				      jstr(df, "engine"), (long long)json_integer_value(json_object_get(df, "value")),
+				      jstr(df, "key"));
 		} else {
-			iq_buf_adds(b, "Batch boyutu için bir tavan bulunamadı");
+			iq_buf_adds(b, "Batch boyutu için yapılandırılmış bir tavan yok");
 		}
 		if (json_is_true(json_object_get(d, "queue_delay_cap_present"))) {
 			iq_buf_adds(b, "; kuyruk bekleme tavanı ");
@@ -661,7 +666,12 @@ int iq_question_answer_tr(struct iq_buf *b, const char *id, json_t *d)
 	if (strcmp(id, "paged-attention") == 0) {
 		json_t *en = json_object_get(d, "enabled");
 		const char *eng = *jstr(d, "engine") ? jstr(d, "engine") : "servis motoru";
-		if (json_is_true(en))
+		const char *src = jstr(d, "source");
+		if (*src && strcmp(src, "engine") != 0)
+			iq_buf_printf(b, json_is_true(en) ? "Evet: yapılandırma KV cache'in sayfalı olduğunu söylüyor (%s)"
+							  : "Hayır: yapılandırma KV cache'in sayfalanmadığını söylüyor (%s)",
+				      src);
+		else if (json_is_true(en))
 			iq_buf_printf(b, "Evet: %s KV cache'i sayfalar halinde yönetiyor (PagedAttention)", eng);
 		else if (json_is_false(en))
 			iq_buf_printf(b, "Hayır: %s KV cache'i sayfalamıyor", eng);

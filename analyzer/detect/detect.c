@@ -115,10 +115,25 @@ static int cascade_pack(struct det *x)
 	return 0;
 }
 
-/* Any other pattern: its regex signals and boundaries, and the verdict
- * its rules give. */
+/* A signal of another pattern whose detector runs there: a tie. */
+static int other_detector(const struct iq_signal *s)
+{
+	const char *d = iq_signal_detector(s);
+	return d && strcmp(d, "tie") == 0;
+}
+
+/* Any other pattern: its regex signals, the tie detectors its signals
+ * name, its boundaries, and the verdict its rules give. */
 static int other_pack(struct det *x)
 {
+	for (size_t i = 0; i < iq_pack_signal_count(x->pack); i++) {
+		const struct iq_signal *s = iq_pack_signal(x->pack, i);
+		if (other_detector(s)) {
+			int rc = det_tie(x, s);
+			if (rc)
+				return rc;
+		}
+	}
 	json_t *b = json_array();
 	json_object_set_new(x->pat, "boundaries", b);
 	for (size_t i = 0; i < iq_pack_section_count(x->pack, IQ_SEC_BOUNDARIES); i++) {
@@ -174,7 +189,7 @@ static int pack_findings(struct iq_store *s, const struct iq_pack *p, long logs,
 	int cascade = strcmp(x.pack_id, "gpu-oom-cascade") == 0;
 	for (size_t i = 0; i < iq_pack_signal_count(p) && !rc; i++) {
 		const char *sid = iq_signal_id(iq_pack_signal(p, i));
-		if (cascade && detector_signal(sid))
+		if (cascade ? detector_signal(sid) : other_detector(iq_pack_signal(p, i)))
 			continue;
 		json_t *sj;
 		rc = signal_json(&x, sid, &sj);

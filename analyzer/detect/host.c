@@ -287,8 +287,9 @@ int det_boundaries(struct det *x)
 	json_array_append_new(b, h);
 	json_array_append_new(b, det_flood(x));
 	json_object_set_new(x->pat, "boundaries", b);
-	/* Xid lines are tagged at ingest by the gpu-hardware-fault pack's
-	 * gpu-xid signal (a built-in pack, always loaded) */
-	x->f.xid = det_scalar(x, "SELECT EXISTS (SELECT 1 FROM signal_matches WHERE signal = 'gpu-xid')", 0) > 0;
+	/* fatal Xids and driver faults are tagged at ingest by the
+	 * gpu-hardware-fault pack (a built-in pack, always loaded) */
+	x->f.xid = det_scalar(x, "SELECT EXISTS (SELECT 1 FROM signal_matches"
+			      " WHERE signal IN ('gpu-xid-fatal', 'gpu-driver-fault'))", 0) > 0;
 	return 0;
 }

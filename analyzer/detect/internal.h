@@ -156,6 +156,9 @@ int det_questions(struct det *x);
 int det_limits(struct det *x);
 int det_phases(struct det *x);
 int det_verdict(struct det *x);
+/* The tie detector (tie.c): the pack's faults tied in time to worker
+ * deaths on their node; adds the signal sig and x->pat's "ties". */
+int det_tie(struct det *x, const struct iq_signal *sig);
 /* The verdict from the pack's rules alone (patterns without detectors). */
 int det_verdict_rules(struct det *x);
 

@@ -84,7 +84,15 @@ int det_verdict(struct det *x)
 		json_array_append_new(missing, json_string("GPU memory samples"));
 
 	int corroborating = f->surge + f->sawtooth + (f->crashloop_pods > 0) + f->load_shift_seen;
-	const char *pv = iq_pack_item_count(x->pack, "verdicts") ? iq_pack_verdict(x->pack, term, x) : NULL;
+	const char *pv = NULL;
+	json_object_set_new(x->pat, "verdict_rule", json_null());
+	if (iq_pack_item_count(x->pack, "verdicts")) {
+		long r = iq_pack_verdict_rule(x->pack, term, x);
+		json_t *it = r < 0 ? NULL : iq_pack_item(x->pack, "verdicts", (size_t)r);
+		pv = it ? iq_item_str(it, "verdict") : "not_detected";
+		if (it)
+			json_object_set_new(x->pat, "verdict_rule", json_string(iq_item_str(it, "when")));
+	}
 	if (pv ? strcmp(pv, "confirmed") == 0 : (f->oom_events > 0 && f->cascade)) {
 		v = "confirmed";
 		conf = 0.6 + 0.1 * corroborating;
@@ -133,15 +141,12 @@ int det_verdict(struct det *x)
 
 int det_verdict_rules(struct det *x)
 {
-	const char *v = iq_pack_verdict(x->pack, term, x);
-	const char *why = "";
-	for (size_t i = 0; i < iq_pack_item_count(x->pack, "verdicts"); i++) {
-		json_t *it = iq_pack_item(x->pack, "verdicts", i);
-		if (strcmp(iq_item_str(it, "verdict"), v) == 0) {
-			why = iq_item_text(it, "why", "en");
-			break;
-		}
-	}
+	/* the rule that held says why: two rules may give one verdict */
+	long r = iq_pack_verdict_rule(x->pack, term, x);
+	json_t *it = r < 0 ? NULL : iq_pack_item(x->pack, "verdicts", (size_t)r);
+	const char *v = it ? iq_item_str(it, "verdict") : "not_detected";
+	const char *why = it ? iq_item_text(it, "why", "en") : "";
+	json_object_set_new(x->pat, "verdict_rule", it ? json_string(iq_item_str(it, "when")) : json_null());
 	long present = 0;
 	size_t i;
 	json_t *o;

@@ -21,7 +21,7 @@ static const char *const detector_sig_keys[] = {"id", "title", "description", "s
 	"detector", "instead", NULL};
 static const char *const ref_keys[] = {"id", "ref", "title", "description", "severity", "kinds",
 	"exceptions", "tests", "instead", NULL};
-static const char *const detector_keys[] = {"name", "params", "windows", "reasons", NULL};
+static const char *const detector_keys[] = {"name", "params", "windows", "reasons", "inputs", NULL};
 static const char *const tests_keys[] = {"match", "no_match", NULL};
 static const char *const case_keys[] = {"text", "source", "captures", "kind", "note", NULL};
 static const char *const exception_keys[] = {"pattern", "why", "source", NULL};
@@ -147,12 +147,72 @@ static void ids_add(struct iq_lint *lc, struct ids *ids, const char *id, const c
 		iq_lint_report(lc, 0, sub, 0, NULL, "id '%s' is not kebab-case (a-z, 0-9, '-')", id);
 }
 
+/* A detector's inputs: the tie detector's "faults" (signals of this pack
+ * with patterns) and "workers" (signal ids of any pack); no other detector
+ * takes inputs. */
+static void check_inputs(struct iq_lint *lc, const struct iq_signal *s, json_t *det, const char *path)
+{
+	char sub[320];
+	json_t *in = json_object_get(det, "inputs");
+	int tie = strcmp(s->detector, "tie") == 0;
+	snprintf(sub, sizeof sub, "%s.detector.inputs", path);
+	if (!in) {
+		snprintf(sub, sizeof sub, "%s.detector", path);
+		if (tie)
+			iq_lint_report(lc, 0, sub, 0, NULL, "detector 'tie' needs \"inputs\": {\"faults\": [SIGNAL, ...]}");
+		return;
+	}
+	if (!tie || !json_is_object(in)) {
+		iq_lint_report(lc, 0, sub, 0, NULL, tie ? "detector inputs must be an object"
+						  : "detector '%s' takes no inputs", s->detector);
+		return;
+	}
+	const char *k;
+	json_t *v;
+	json_object_foreach(in, k, v) {
+		snprintf(sub, sizeof sub, "%s.detector.inputs.%s", path, k);
+		int faults = strcmp(k, "faults") == 0;
+		if (!faults && strcmp(k, "workers") != 0) {
+			iq_lint_report(lc, 0, sub, 1, NULL, "unknown input '%s' of detector 'tie' (known: faults, workers)", k);
+			continue;
+		}
+		if (!json_is_array(v) || json_array_size(v) == 0) {
+			iq_lint_report(lc, 0, sub, 0, NULL, "input '%s' must be a non-empty array of signal ids", k);
+			continue;
+		}
+		size_t i;
+		json_t *e;
+		json_array_foreach(v, i, e) {
+			const char *id = json_string_value(e);
+			if (!id) {
+				iq_lint_report(lc, 0, sub, 0, NULL, "input '%s' must be a non-empty array of signal ids", k);
+				break;
+			}
+			if (!faults)
+				continue;
+			const struct iq_signal *f = NULL;
+			for (size_t j = 0; j < iq_pack_signal_count(s->pack) && !f; j++)
+				if (strcmp(iq_signal_id(iq_pack_signal(s->pack, j)), id) == 0)
+					f = iq_pack_signal(s->pack, j);
+			if (!f)
+				iq_lint_report(lc, 0, sub, 0, NULL, "fault '%s' is not a signal of this pack", id);
+			else if (iq_signal_detector(f))
+				iq_lint_report(lc, 0, sub, 0, NULL, "fault '%s' is a detector's signal: name signals with patterns", id);
+		}
+	}
+	if (!json_object_get(in, "faults")) {
+		snprintf(sub, sizeof sub, "%s.detector.inputs", path);
+		iq_lint_report(lc, 0, sub, 0, NULL, "detector 'tie' needs \"inputs\": {\"faults\": [SIGNAL, ...]}");
+	}
+}
+
 static void check_detector(struct iq_lint *lc, const struct iq_signal *s, const char *path)
 {
 	char sub[320], known[512];
 	json_t *det = json_object_get(s->obj, "detector");
 	snprintf(sub, sizeof sub, "%s.detector", path);
 	check_object(lc, det, sub, detector_keys, "a detector");
+	check_inputs(lc, s, det, path);
 	const char *const *params = iq_detector_params(s->detector);
 	json_t *pj = json_object_get(det, "params");
 	if (!params || !pj)

@@ -249,7 +249,7 @@ static void compile_exceptions(struct iq_lint *lc, struct iq_signal *s, json_t *
 }
 
 static const char *const detector_names[] = {"surge", "sawtooth", "crashloop", "cascade",
-					       "host-oom", "ingress-flood"};
+					       "host-oom", "ingress-flood", "tie"};
 
 static void compile_signal(struct iq_lint *lc, struct iq_ruleset *rs, struct iq_pack *p,
 			   struct iq_signal *s, json_t *obj, const char *path, enum iq_section sec)
@@ -322,7 +322,7 @@ static void compile_signal(struct iq_lint *lc, struct iq_ruleset *rs, struct iq_
 				       "signal '%s': \"detector\" must be {\"name\": ..., \"params\": {...}}", s->id);
 		else if (!known)
 			iq_lint_report(lc, 0, sub, 0, NULL,
-				       "signal '%s': unknown detector '%s' (surge, sawtooth, crashloop, cascade, host-oom, ingress-flood)",
+				       "signal '%s': unknown detector '%s' (surge, sawtooth, crashloop, cascade, host-oom, ingress-flood, tie)",
 				       s->id, name);
 		else
 			s->detector = name;
@@ -1246,6 +1246,15 @@ static const struct detector {
 	 "GPU memory sawtooth, no serving worker killed by the host; each test that fails is named in "
 	 "the boundary's reasons",
 	 {{NULL, NULL, NULL}}},
+	{"tie", {"before_s", "after_s", NULL},
+	 "ties each record of the signals its inputs.faults names (this pack's) to the deaths of "
+	 "GPU workers on the same node from before_s before it to after_s after it: a restarted "
+	 "container instance's last line, or a container status's last termination; a worker is a "
+	 "container with a line of one of inputs.workers (any pack's signals), every container when "
+	 "none has one; a fault whose node is unknown ties only in a bundle of one node",
+	 {{"before_s", "sliding", "a death at most before_s before the fault (bound included): the "
+				  "worker's last line can be written just before the driver reports"},
+	  {"after_s", "sliding", "a death at most after_s after the fault (bound included)"}}},
 };
 
 size_t iq_detector_count(void) { return IQ_ARRAY_LEN(detectors); }
@@ -1401,14 +1410,20 @@ int iq_rules_when_eval(const char *when, iq_term_fn fn, void *u)
 	return v;
 }
 
-const char *iq_pack_verdict(const struct iq_pack *p, iq_term_fn fn, void *u)
+long iq_pack_verdict_rule(const struct iq_pack *p, iq_term_fn fn, void *u)
 {
 	for (size_t i = 0; i < iq_pack_item_count(p, "verdicts"); i++) {
 		json_t *it = iq_pack_item(p, "verdicts", i);
 		if (iq_rules_when_eval(iq_item_str(it, "when"), fn, u) == 1)
-			return iq_item_str(it, "verdict");
+			return (long)i;
 	}
-	return "not_detected";
+	return -1;
+}
+
+const char *iq_pack_verdict(const struct iq_pack *p, iq_term_fn fn, void *u)
+{
+	long i = iq_pack_verdict_rule(p, fn, u);
+	return i < 0 ? "not_detected" : iq_item_str(iq_pack_item(p, "verdicts", (size_t)i), "verdict");
 }
 
 /* ---- the packs' own test cases ---- */

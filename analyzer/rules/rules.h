@@ -183,6 +183,8 @@ int iq_rules_when_eval(const char *when, iq_term_fn fn, void *u);
 /* The verdict of the pack's first "verdicts" rule that holds, or
  * "not_detected" when none does. */
 const char *iq_pack_verdict(const struct iq_pack *p, iq_term_fn fn, void *u);
+/* The index of the first verdict rule whose "when" holds, or -1. */
+long iq_pack_verdict_rule(const struct iq_pack *p, iq_term_fn fn, void *u);
 /* Is name one of the findings contract's verdicts? */
 int iq_rules_verdict_known(const char *name);
 

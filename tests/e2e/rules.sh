@@ -48,7 +48,7 @@ printf '%s\t%s\t%s\n' \
   'm.log:2' 'oom-killer-report' '[ 7093.543737]  mem_cgroup_out_of_memory+0xbd/0xe0' \
   'm.log:3' 'cuda-oom' 'RuntimeError: CUDA out of memory. Tried to allocate 2.87 GiB (GPU 0; 14.76 GiB total capacity; 8.77 GiB already allocated; 19.75 MiB free; 13.71 GiB reserved in total by PyTorch)' \
   'm.log:5' 'crashloop' '+     Warning  BackOff           4m25s (x157 over 38m)  kubelet, minikube  Back-off restarting failed container' \
-  'm.log:6' 'gpu-xid' 'NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error' \
+  'm.log:6' 'gpu-xid,gpu-xid-fatal' 'NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error' \
   'm.log:7' 'engine-batch' 'INFO 02-28 21:48:18 metrics.py:161] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 44.9 tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 82.1%, CPU KV cache usage: 0.0%' \
   >"$tmp/want"
 cp "$tmp/mixed.log" "$tmp/m.log"
@@ -61,8 +61,9 @@ printf -- '%s\n' \
   '	gpu-hardware-fault/cuda-oom	{"allocated":"8.77 GiB","allocated_bytes":9416715796,"capacity":"14.76 GiB","capacity_bytes":15848429322,"free":"19.75 MiB","free_bytes":20709376,"gpu":0,"reserved":"13.71 GiB","reserved_bytes":14721000407,"tried":"2.87 GiB","tried_bytes":3081639035,"framework":"pytorch"}' \
   '-:5	crashloop	+     Warning  BackOff           4m25s (x157 over 38m)  kubelet, minikube  Back-off restarting failed container' \
   '	gpu-hardware-fault/crashloop	{}' \
-  '-:6	gpu-xid	NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error' \
+  '-:6	gpu-xid,gpu-xid-fatal	NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error' \
   '	gpu-hardware-fault/gpu-xid	{"message":"Contained ECC error","name":"python3","pci":"0000:9b:00","pid":1234,"xid":94}' \
+  '	gpu-hardware-fault/gpu-xid-fatal	{"pci":"0000:9b:00","xid":94}' \
   | sed 's/\\t/\t/g' >"$tmp/want2"
 # (the cuda-oom line is reported too: it is a boundary of gpu-hardware-fault)
 if diff -u "$tmp/want2" "$tmp/got" >"$tmp/diff"; then ok; else ko "rules match --pack --explain"; cat "$tmp/diff"; fi
@@ -83,9 +84,9 @@ sed -n 3p "$tmp/mixed.log" | gzip > "$tmp/b/logs/app.log.1.gz"
 (cd "$tmp/b" && tar czf ../b.tar.gz m.log logs)
 (cd "$tmp" && "$bin" rules match b.tar.gz b >got 2>err); rc=$?
 cut -f1,2 "$tmp/got" > "$tmp/got2"
-printf '%s\t%s\n' b.tar.gz!m.log:1 host-oom b.tar.gz!m.log:2 oom-killer-report b.tar.gz!m.log:3 cuda-oom b.tar.gz!m.log:5 crashloop b.tar.gz!m.log:6 gpu-xid \
+printf '%s\t%s\n' b.tar.gz!m.log:1 host-oom b.tar.gz!m.log:2 oom-killer-report b.tar.gz!m.log:3 cuda-oom b.tar.gz!m.log:5 crashloop b.tar.gz!m.log:6 gpu-xid,gpu-xid-fatal \
   b.tar.gz!m.log:7 engine-batch b.tar.gz!logs/app.log.1.gz:1 cuda-oom \
-  b/logs/app.log.1.gz:1 cuda-oom b/m.log:1 host-oom b/m.log:2 oom-killer-report b/m.log:3 cuda-oom b/m.log:5 crashloop b/m.log:6 gpu-xid b/m.log:7 engine-batch > "$tmp/want3"
+  b/logs/app.log.1.gz:1 cuda-oom b/m.log:1 host-oom b/m.log:2 oom-killer-report b/m.log:3 cuda-oom b/m.log:5 crashloop b/m.log:6 gpu-xid,gpu-xid-fatal b/m.log:7 engine-batch > "$tmp/want3"
 [ $rc -eq 0 ] && diff -u "$tmp/want3" "$tmp/got2" >"$tmp/diff" && ok || { ko "rules match on an archive and a folder: exit $rc"; cat "$tmp/diff" "$tmp/err"; }
 # an archive cut short: the lines before the cut are matched, then exit 2
 head -c 5000 fixtures/sample/sample-bundle.tar.gz > "$tmp/cut.tar.gz"

@@ -32,6 +32,7 @@ python3 tests/e2e/scope.py "$bin" || status=1
 sh tests/e2e/copies.sh "$bin" || status=1
 sh tests/e2e/recovery.sh "$bin" || status=1
 sh tests/e2e/sidecar_kill.sh "$bin" || status=1
+sh tests/e2e/ties.sh "$bin" || status=1
 sh tests/e2e/ceilings.sh "$bin" || status=1
 sh tests/e2e/conditions.sh "$bin" || status=1
 sh tests/e2e/window.sh "$bin" || status=1

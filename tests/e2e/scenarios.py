@@ -54,6 +54,8 @@ CASES = [
     # a flood spread over six clients (no single one stands out) beside a
     # GPU a training job holds at 99 % all along (high memory, no sawtooth)
     ("flood", 5, 0, ["--flood-clients", "6", "--busy-gpu"]),
+    # healthy days with a user program's Xid 13 and (odd seeds) an Xid 63
+    # row remapping event that no worker died of
     ("healthy", 2, 0), ("healthy", 3, 3),
     ("xid", 2, 1), ("xid", 3, 4),
     ("fragmentation", 2, 2), ("fragmentation", 5, 7),
@@ -404,6 +406,22 @@ def check_case(scenario, seed, variant, extra=(), tmp=None):
         check(case, any(e["file"] == x["file"] and e["line"] == x["line"] for e in xid.get("evidence", [])),
               "gpu-xid evidence %s:%d (Xid %d)" % (x["file"].split("!")[-1], x["line"], x["code"]),
               [(e["file"], e["line"]) for e in xid.get("evidence", [])])
+    # a fatal Xid is the incident's only when a worker on its node died with it
+    # (NVIDIA's catalogue: 13, 31, 43, 45 are the application's own faults)
+    fatal = [x for x in xk if x["code"] in (46, 48, 61, 62, 63, 64, 74, 79, 94, 95, 119, 120, 121, 140, 143, 154)]
+    ties = hw.get("ties") or {}
+    dead = [x for x in truth["xid"] if x.get("what") == "xid_worker"]
+    fat = by_id(hw.get("signals")).get("gpu-xid-fatal", {})
+    check(case, fat.get("count", 0) == len(fatal), "gpu-xid-fatal counts the fatal Xids", (fat.get("count"), len(fatal)))
+    if dead:
+        tied = [(t["fault"]["evidence"]["file"], t["fault"]["evidence"]["line"], d["pod"])
+                for t in ties.get("ties", []) for d in t["deaths"]]
+        for x in fatal:
+            check(case, (x["file"], x["line"], dead[0]["pod"]) in tied,
+                  "Xid %d at line %d tied to %s's death" % (x["code"], x["line"], dead[0]["pod"]), tied)
+    else:
+        check(case, ties.get("tied") == 0 and ties.get("untied") == len(fatal),
+              "no worker died: %d fatal Xid(s) left untied" % len(fatal), (ties.get("tied"), ties.get("untied")))
 
     # -- every evidence file:line is a line of the bundle with the evidence text --------------------------
     bad = []

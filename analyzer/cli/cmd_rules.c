@@ -210,6 +210,20 @@ static void explain_signal(const struct iq_signal *s, const char *lang)
 		       json_array_size(json_object_get(tests, "no_match")));
 }
 
+/* A condition's or a question's parameters, each with its reason. */
+static void explain_params(json_t *c)
+{
+	const char *k;
+	json_t *v;
+	json_t *why = json_object_get(c, "reasons");
+	json_object_foreach(json_object_get(c, "params"), k, v) {
+		char *js = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
+		const char *r = json_string_value(json_object_get(why, k));
+		printf("    param %s = %s%s%s\n", k, js ? js : "?", r ? ": " : "", r ? r : "");
+		free(js);
+	}
+}
+
 static void explain_condition(json_t *c, const char *lang)
 {
 	printf("  condition %s: %s\n", iq_item_str(c, "id"), iq_item_text(c, "title", lang));
@@ -230,6 +244,7 @@ static void explain_condition(json_t *c, const char *lang)
 		       js ? js : "");
 		free(js);
 	}
+	explain_params(c);
 }
 
 static void explain_question(json_t *q, const char *lang)
@@ -247,6 +262,7 @@ static void explain_question(json_t *q, const char *lang)
 	const char *empty = iq_item_text(q, "empty", lang);
 	if (*empty)
 		printf("    when the SQL finds nothing: %s\n", empty);
+	explain_params(q);
 }
 
 static void explain_guidance(json_t *g, const char *lang)

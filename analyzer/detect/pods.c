@@ -104,20 +104,13 @@ enum ready_basis { RB_KUBELET, RB_CONDITION, RB_PROBE, RB_LB, RB_N };
 static const char *const basis_name[RB_N] = {"kubelet-readiness", "ready-condition", "estimate-engine-ready-probe",
 					     "lb-first-request"};
 
-/* How much later than the container's start (as its status says, in
- * whole seconds) its first log line may be and still be its start: an
- * engine prints within a second of its exec; later means rotation dropped
- * the head of the log. */
-#define START_SLACK_NS (2 * (int64_t)1000000000)
-
-/* How long after a restart the first request the LB routed to the pod
- * still says it became ready: beyond, a pod that took no traffic (or whose
- * IP the bundle maps to no request) is not measured by it. */
-#define LB_READY_MAX_NS (30 * 60 * (int64_t)1000000000)
-
-/* Kubernetes' defaults for a readiness probe (core/v1 Probe):
- * periodSeconds 10, initialDelaySeconds 0. */
-#define PROBE_PERIOD_DEFAULT_S 10
+/* The recovery question's parameters (the pack says why each):
+ * start_slack_s, how much later than the container's start (its status,
+ * whole seconds) its first log line may be and still be its start;
+ * lb_ready_max_s, how long after a restart the first request the LB
+ * routed to the pod still says it became ready; probe_period_default_s,
+ * a readiness probe's period when the manifest does not set one. */
+#define RECOVERY_PARAM(x, key, def) det_question_param((x), "recovery", (key), (def))
 
 struct instance {
 	char *pod, *node, *container;
@@ -227,6 +220,7 @@ static int load_instances(struct det *x, struct instance **out, size_t *nout)
 	if (rc)
 		return rc;
 	sqlite3_bind_text(q, 1, x->pack_id, -1, SQLITE_STATIC);
+	int64_t slack = (int64_t)(RECOVERY_PARAM(x, "start_slack_s", 2) * 1e9);
 	struct instance *in = NULL;
 	size_t n = 0, cap = 0;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -246,7 +240,7 @@ static int load_instances(struct det *x, struct instance **out, size_t *nout)
 		 * instance's head */
 		if (sqlite3_column_type(q, 5) != SQLITE_NULL) {
 			int64_t st = sqlite3_column_int64(q, 5);
-			if (st <= e->start && e->start - st >= START_SLACK_NS)
+			if (st <= e->start && e->start - st >= slack)
 				e->start = st;
 		}
 		e->ready = e->server_ready = IQ_TIME_NONE;
@@ -317,8 +311,9 @@ static int lb_first(struct det *x, sqlite3_stmt *q, const struct instance *e, in
 	sqlite3_bind_text(q, 1, e->pod, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(q, 2, e->start);
 	/* the requests' time index, walked from the start: a pod not sent
-	 * traffic within LB_READY_MAX_NS is not called ready by it */
-	sqlite3_bind_int64(q, 3, to - e->start > LB_READY_MAX_NS ? e->start + LB_READY_MAX_NS : to);
+	 * traffic within lb_ready_max_s is not called ready by it */
+	int64_t max = (int64_t)(RECOVERY_PARAM(x, "lb_ready_max_s", 1800) * 1e9);
+	sqlite3_bind_int64(q, 3, to - e->start > max ? e->start + max : to);
 	int rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
 		*ts = sqlite3_column_int64(q, 0);
@@ -360,9 +355,10 @@ static void engine_lines(struct det *x, sqlite3_stmt *q, struct instance *e, int
 /* The readiness probe's period and initial delay for pod: from the
  * workload whose name the pod's starts with (the longest such), else
  * Kubernetes' defaults; *said tells whether the bundle said. */
-static void probe_timing(sqlite3_stmt *q, const char *pod, double *period, double *delay, int *said)
+static void probe_timing(sqlite3_stmt *q, const char *pod, double def_period, double *period, double *delay,
+			 int *said)
 {
-	*period = PROBE_PERIOD_DEFAULT_S;
+	*period = def_period;
 	*delay = 0;
 	*said = 0;
 	sqlite3_reset(q);
@@ -492,9 +488,9 @@ int det_recovery(struct det *x)
 			/* the probe passes at its first run after the engine
 			 * listens: within one period of it, and no later than
 			 * the first request the LB routed to the pod */
-			double period, delay;
+			double period, delay, def_period = RECOVERY_PARAM(x, "probe_period_default_s", 10);
 			int said;
-			probe_timing(pq, e->pod, &period, &delay, &said);
+			probe_timing(pq, e->pod, def_period, &period, &delay, &said);
 			int64_t first_probe = e->start + (int64_t)(delay * 1e9);
 			int64_t from = e->server_ready > first_probe ? e->server_ready : first_probe;
 			int64_t to = from + (int64_t)(period * 1e9);

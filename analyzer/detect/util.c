@@ -201,6 +201,18 @@ double det_cond_param(struct det *x, const char *condition, const char *key, dou
 	return def;
 }
 
+double det_question_param(struct det *x, const char *question, const char *key, double def)
+{
+	for (size_t i = 0; i < iq_pack_item_count(x->pack, "questions"); i++) {
+		json_t *c = iq_pack_item(x->pack, "questions", i);
+		if (strcmp(iq_item_str(c, "id"), question) != 0)
+			continue;
+		json_t *v = json_object_get(json_object_get(c, "params"), key);
+		return json_is_number(v) ? json_number_value(v) : def;
+	}
+	return def;
+}
+
 size_t det_param_list(struct det *x, const char *signal, const char *key, double *out, size_t max)
 {
 	for (size_t i = 0; i < iq_pack_signal_count(x->pack); i++) {

@@ -28,7 +28,7 @@ static const char *const exception_keys[] = {"pattern", "why", "source", NULL};
 static const char *const condition_keys[] = {"id", "title", "description", "evidence",
 	"config_keys", "checks", "params", "reasons", NULL};
 static const char *const check_keys[] = {"key", "op", "value", NULL};
-static const char *const question_keys[] = {"id", "question", "sql", "answer", "empty", NULL};
+static const char *const question_keys[] = {"id", "question", "sql", "answer", "empty", "params", "reasons", NULL};
 static const char *const guidance_keys[] = {"id", "phase", "text", "for", "when", NULL};
 static const char *const report_keys[] = {"verdict", "priority", "title", "summary", "root_cause",
 	"root_cause_evidence", "trigger", "trigger_evidence", "sections", NULL};
@@ -602,6 +602,31 @@ void iq_rules_sql_check_free(void *check)
 	free(c);
 }
 
+/* The numeric "params" of a condition or a question, and the "reasons"
+ * beside them: each reason of a parameter the item sets, and (a warning)
+ * each parameter with its reason. */
+static void check_params(struct iq_lint *lc, json_t *c, const char *path, const char *what)
+{
+	char sub[160];
+	const char *pk;
+	json_t *v;
+	json_t *params = json_object_get(c, "params"), *why = json_object_get(c, "reasons");
+	json_object_foreach(params, pk, v) {
+		snprintf(sub, sizeof sub, "%s.params.%s", path, pk);
+		if (!json_is_number(v))
+			iq_lint_report(lc, 0, sub, 0, NULL, "a %s's parameter must be a number", what);
+		else if (strcmp(what, "question") == 0 && !json_object_get(why, pk))
+			iq_lint_report(lc, 0, sub, 1, NULL, "parameter '%s' has no reason beside it in \"reasons\"", pk);
+	}
+	json_object_foreach(why, pk, v) {
+		snprintf(sub, sizeof sub, "%s.reasons.%s", path, pk);
+		if (!json_object_get(params, pk))
+			iq_lint_report(lc, 0, sub, 1, NULL, "a reason for '%s', which the %s's params do not set", pk, what);
+		else if (!json_is_string(v) || !*json_string_value(v))
+			iq_lint_report(lc, 0, sub, 0, NULL, "the reason for '%s' must be a non-empty string", pk);
+	}
+}
+
 /* The one rs keeps, made at its first use; NULL when it cannot be made. */
 static struct sql_check *sql_check_of(struct iq_ruleset *rs)
 {
@@ -752,6 +777,7 @@ static void check_questions(struct iq_lint *lc, struct iq_pack *p, struct ids *i
 		else
 			ids_add(lc, ids, id, "questions", path);
 		check_question(lc, &c, q, path);
+		check_params(lc, q, path, "question");
 	}
 	sqlite3_close(c.db);
 }
@@ -776,19 +802,7 @@ static void check_conditions(struct iq_lint *lc, struct iq_pack *p, struct ids *
 		if (!json_object_get(c, "evidence"))
 			iq_lint_report(lc, 0, path, 0, NULL, "condition '%s' does not say what \"evidence\" decides it",
 				       id ? id : "?");
-		const char *pk;
-		json_object_foreach(json_object_get(c, "params"), pk, v) {
-			snprintf(sub, sizeof sub, "%s.params.%s", path, pk);
-			if (!json_is_number(v))
-				iq_lint_report(lc, 0, sub, 0, NULL, "a condition's parameter must be a number");
-		}
-		json_object_foreach(json_object_get(c, "reasons"), pk, v) {
-			snprintf(sub, sizeof sub, "%s.reasons.%s", path, pk);
-			if (!json_object_get(json_object_get(c, "params"), pk))
-				iq_lint_report(lc, 0, sub, 1, NULL, "a reason for '%s', which the condition's params do not set", pk);
-			else if (!json_is_string(v) || !*json_string_value(v))
-				iq_lint_report(lc, 0, sub, 0, NULL, "the reason for '%s' must be a non-empty string", pk);
-		}
+		check_params(lc, c, path, "condition");
 		json_array_foreach(json_object_get(c, "checks"), k, v) {
 			snprintf(sub, sizeof sub, "%s.checks[%zu]", path, k);
 			check_object(lc, v, sub, check_keys, "a check");

@@ -168,11 +168,14 @@ int det_surge(struct det *x)
 	return 0;
 }
 
-/* Stretches of at least min_s in which requests came but none was served
- * (status < 500), merged over gaps of bucket_s; the longest one. */
+/* Stretches of at least unavailability_min_s in which requests came but
+ * none was served (status < 500), in 10-second buckets; the longest one. */
 static void unavailability(struct det *x, int64_t *ua, int64_t *ub)
 {
+	/* the impact question's params: the LB pass counts served requests
+	 * in 10-second buckets, so a stretch is a whole number of them */
 	const int64_t bucket = NS(10);
+	const int64_t min_ns = (int64_t)(det_question_param(x, "impact", "unavailability_min_s", 30) * 1e9);
 	*ua = *ub = IQ_TIME_NONE;
 	int64_t cur_a = IQ_TIME_NONE, cur_b = IQ_TIME_NONE;
 	for (size_t i = 0; i < x->http->nten; i++) {
@@ -182,7 +185,7 @@ static void unavailability(struct det *x, int64_t *ua, int64_t *ub)
 			if (cur_a == IQ_TIME_NONE || b0 - cur_b > bucket)
 				cur_a = b0;
 			cur_b = b0 + bucket;
-			if (cur_b - cur_a > (*ub == IQ_TIME_NONE ? 0 : *ub - *ua) && cur_b - cur_a >= NS(30)) {
+			if (cur_b - cur_a > (*ub == IQ_TIME_NONE ? 0 : *ub - *ua) && cur_b - cur_a >= min_ns) {
 				*ua = cur_a;
 				*ub = cur_b;
 			}

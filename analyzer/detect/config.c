@@ -267,7 +267,7 @@ int det_conditions(struct det *x)
 	/* fragmentation: memory reserved but unallocated would have held the
 	 * request, and is a material share of the GPU (a few hundred MiB is the
 	 * caching allocator's ordinary slack, not fragmentation) */
-	double min_share = det_cond_param(x, "fragmentation", "min_capacity_share", 0.1);
+	double min_share = det_item_param(x, "conditions", "fragmentation", "min_capacity_share", 0.1);
 	long frag = 0, slack = 0;
 	json_t *fev = json_array();
 	json_array_foreach(x->ooms, i, o) {

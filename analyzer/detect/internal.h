@@ -105,10 +105,9 @@ json_t *det_evidence_of(struct det *x, int64_t record_id);
 /* A detector parameter from the pack (signal id's "detector"."params"."key"),
  * or def. */
 double det_param(struct det *x, const char *signal, const char *key, double def);
-/* A condition's parameter from the pack (its "params"."key"), or def. */
-double det_cond_param(struct det *x, const char *condition, const char *key, double def);
-/* A question's parameter from the pack (its "params"."key"), or def. */
-double det_question_param(struct det *x, const char *question, const char *key, double def);
+/* A parameter of the pack's item id in section ("conditions",
+ * "questions"): its "params"."key", or def. */
+double det_item_param(struct det *x, const char *section, const char *id, const char *key, double def);
 /* A list parameter (a number is a list of one): how many were written. */
 size_t det_param_list(struct det *x, const char *signal, const char *key, double *out, size_t max);
 /* The signal object {id, present, count, first, last, evidence}. */

@@ -175,7 +175,7 @@ static void unavailability(struct det *x, int64_t *ua, int64_t *ub)
 	/* the impact question's params: the LB pass counts served requests
 	 * in 10-second buckets, so a stretch is a whole number of them */
 	const int64_t bucket = NS(10);
-	const int64_t min_ns = (int64_t)(det_question_param(x, "impact", "unavailability_min_s", 30) * 1e9);
+	const int64_t min_ns = (int64_t)(det_item_param(x, "questions", "impact", "unavailability_min_s", 30) * 1e9);
 	*ua = *ub = IQ_TIME_NONE;
 	int64_t cur_a = IQ_TIME_NONE, cur_b = IQ_TIME_NONE;
 	for (size_t i = 0; i < x->http->nten; i++) {

@@ -110,7 +110,7 @@ static const char *const basis_name[RB_N] = {"kubelet-readiness", "ready-conditi
  * lb_ready_max_s, how long after a restart the first request the LB
  * routed to the pod still says it became ready; probe_period_default_s,
  * a readiness probe's period when the manifest does not set one. */
-#define RECOVERY_PARAM(x, key, def) det_question_param((x), "recovery", (key), (def))
+#define RECOVERY_PARAM(x, key, def) det_item_param((x), "questions", "recovery", (key), (def))
 
 struct instance {
 	char *pod, *node, *container;

@@ -82,6 +82,21 @@ static void bind_list(sqlite3_stmt *q, json_t *list, int first)
 		sqlite3_bind_text(q, first + (int)i, json_string_value(v), -1, SQLITE_STATIC);
 }
 
+/* The rows (pod, container, node, ts, record id) of sql, the workers
+ * bound from ?1, as deaths of basis. */
+static int collect(struct det *x, const char *sql, json_t *workers, const char *basis, struct deaths *out)
+{
+	sqlite3_stmt *q;
+	int rc = det_prep(x, sql, &q);
+	if (rc)
+		return rc;
+	bind_list(q, workers, 1);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+		deaths_add(out, q, basis);
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? 0 : det_fail(x, basis);
+}
+
 /* The deaths of workers (every container's when workers is NULL). */
 static int load_deaths(struct det *x, json_t *workers, struct deaths *out)
 {
@@ -110,29 +125,15 @@ static int load_deaths(struct det *x, json_t *workers, struct deaths *out)
 		snprintf(sql + len, sizeof sql - len,
 			 " AND EXISTS (SELECT 1 FROM wk WHERE wk.pod = f0.pod AND wk.container IS f0.container)");
 	}
-	sqlite3_stmt *q;
-	int rc = det_prep(x, sql, &q);
+	int rc = collect(x, sql, workers, "last-line", out);
 	if (rc)
 		return rc;
-	bind_list(q, workers, 1);
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-		deaths_add(out, q, "last-line");
-	sqlite3_finalize(q);
-	if (rc != SQLITE_DONE)
-		return det_fail(x, "worker deaths");
 	/* a container status's last termination */
 	snprintf(sql, sizeof sql,
 		 "%sSELECT s.pod, s.container, s.node, s.last_finished_at, s.record_id FROM pod_states s"
 		 " WHERE s.last_finished_at IS NOT NULL AND s.pod IS NOT NULL%s",
 		 with, workers ? " AND EXISTS (SELECT 1 FROM wk WHERE wk.pod = s.pod AND wk.container IS s.container)" : "");
-	rc = det_prep(x, sql, &q);
-	if (rc)
-		return rc;
-	bind_list(q, workers, 1);
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-		deaths_add(out, q, "last-terminated");
-	sqlite3_finalize(q);
-	return rc == SQLITE_DONE ? 0 : det_fail(x, "container terminations");
+	return collect(x, sql, workers, "last-terminated", out);
 }
 
 static int same_node(const char *a, const char *b, int one_node)

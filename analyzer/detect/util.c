@@ -189,23 +189,11 @@ double det_param(struct det *x, const char *signal, const char *key, double def)
 	return def;
 }
 
-double det_cond_param(struct det *x, const char *condition, const char *key, double def)
+double det_item_param(struct det *x, const char *section, const char *id, const char *key, double def)
 {
-	for (size_t i = 0; i < iq_pack_item_count(x->pack, "conditions"); i++) {
-		json_t *c = iq_pack_item(x->pack, "conditions", i);
-		if (strcmp(iq_item_str(c, "id"), condition) != 0)
-			continue;
-		json_t *v = json_object_get(json_object_get(c, "params"), key);
-		return json_is_number(v) ? json_number_value(v) : def;
-	}
-	return def;
-}
-
-double det_question_param(struct det *x, const char *question, const char *key, double def)
-{
-	for (size_t i = 0; i < iq_pack_item_count(x->pack, "questions"); i++) {
-		json_t *c = iq_pack_item(x->pack, "questions", i);
-		if (strcmp(iq_item_str(c, "id"), question) != 0)
+	for (size_t i = 0; i < iq_pack_item_count(x->pack, section); i++) {
+		json_t *c = iq_pack_item(x->pack, section, i);
+		if (strcmp(iq_item_str(c, "id"), id) != 0)
 			continue;
 		json_t *v = json_object_get(json_object_get(c, "params"), key);
 		return json_is_number(v) ? json_number_value(v) : def;

@@ -15,11 +15,16 @@ BENCH_KEY          = s$(BENCH_SCALE)-seed$(BENCH_SEED)-$(BENCH_GEN_HASH)
 BENCH_BUNDLE       = $(BENCH_DIR)/bundle-$(BENCH_KEY).tar.gz
 BENCH_TRUTH        = $(BENCH_DIR)/truth-$(BENCH_KEY).json
 
-.PHONY: bench bench-small bench-build bench-bundle bench-memory
+.PHONY: bench bench-small bench-build bench-bundle bench-memory bench-deps
 
 # BENCH_RUNS=N repeats each measurement; BENCH_STRICT=1 fails on a missed
 # target (ratio, RSS) as well as on dropped lines.
-bench: bench-build bench-bundle
+# lnav (and GoAccess, the access-log yardstick) are installed when missing,
+# as the build's own packages are: the ratio is the bench's point.
+bench-deps: deps
+	$(call install_missing,lnav goaccess)
+
+bench: bench-deps bench-build bench-bundle
 	python3 tests/bench/run_bench.py --inquest $(BENCH_O)/inquest \
 	  --bundle $(BENCH_BUNDLE) --truth $(BENCH_TRUTH) --work $(BENCH_DIR)/run-$(BENCH_KEY)
 

@@ -148,20 +148,38 @@ int iq_json_line_time(const char *s, size_t n, int64_t *ts, struct iq_str *raw)
 		/* seconds since the epoch, or its milli-, micro- or nanoseconds,
 		 * told by the integer part's digits; the fraction exactly */
 		size_t i = 0, id = 0;
-		int64_t whole = 0, frac = 0, scale = 1;
+		uint64_t whole = 0; /* unsigned: 19 digits may exceed int64_t */
+		int64_t frac = 0, scale = 1;
 		for (; i < v.n && v.p[i] != '.'; i++, id++)
 			if (id < 19)
-				whole = whole * 10 + (v.p[i] - '0');
+				whole = whole * 10 + (uint64_t)(v.p[i] - '0');
 		if (i < v.n)
 			for (i++; i < v.n && scale < 1000000000; i++, scale *= 10)
 				frac = frac * 10 + (v.p[i] - '0');
 		int64_t unit = id >= 18 ? 1 : id >= 15 ? 1000 : id >= 12 ? 1000000 : 1000000000;
-		int64_t t = whole * unit + frac * (unit / scale > 0 ? unit / scale : 0);
-		if (id > 19 || t < 946684800LL * 1000000000LL || t > 7258118400LL * 1000000000LL)
-			continue;  /* not 2000 .. 2200 */
+		/* not 2000 .. 2200 (told before the product can overflow) */
+		if (id > 19 || whole > (uint64_t)(7258118400LL * 1000000000LL / unit))
+			continue;
+		int64_t t = (int64_t)whole * unit + frac * (unit / scale > 0 ? unit / scale : 0);
+		if (t < 946684800LL * 1000000000LL || t > 7258118400LL * 1000000000LL)
+			continue;
 		*ts = t;
 		*raw = v;
 		return 1;
+	}
+	/* MongoDB's and extended JSON's {"t":{"$date":"2026-03-10T20:58:09.401+00:00"}} */
+	const char *d = iq_memmem(s, lim, "{\"$date\":", 9);
+	if (d) {
+		size_t i = (size_t)(d - s) + 9, used = 0;
+		while (i < n && s[i] == ' ')
+			i++;
+		if (i < n && s[i] == '"') {
+			int z = iq_time_parse_iso(s + i + 1, n - i - 1, ts, &used);
+			if (z >= 0 && i + 1 + used < n && s[i + 1 + used] == '"') {
+				*raw = iq_str_make(s + i + 1, used);
+				return z;
+			}
+		}
 	}
 	return -1;
 }

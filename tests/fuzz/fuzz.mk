@@ -46,7 +46,8 @@ FUZZ_ENV     := ASAN_OPTIONS=handle_abort=1:detect_leaks=1 UBSAN_OPTIONS=print_s
 # the library (same sources as the main build, and the embedded schema and
 # rule packs generated as the main Makefile does) and every target, in DIR.
 define fuzz_build_rules
-$(1)_LIBOBJS := $(patsubst %.c,$(1)/%.o,$(SRCS)) $(1)/gen/schema_sql.o $(1)/gen/rules_builtin.o
+$(1)_LIBOBJS := $(patsubst %.c,$(1)/%.o,$(SRCS)) $(1)/gen/schema_sql.o $(1)/gen/rules_builtin.o \
+                $(1)/gen/build_info.o
 
 $(1)/analyzer/%.o: analyzer/%.c
 	@mkdir -p $$(dir $$@)
@@ -55,6 +56,9 @@ $(1)/gen/schema_sql.c: $(SCHEMA) schema/indexes.sql tests/tools/embed.sh
 	@mkdir -p $$(dir $$@)
 	{ sh tests/tools/embed.sh iq_schema_sql $(SCHEMA); \
 	  sh tests/tools/embed.sh iq_index_sql schema/indexes.sql; } > $$@
+$(1)/gen/build_info.c:
+	@mkdir -p $$(dir $$@)
+	printf 'const char iq_build_commit[] = "%s";\n' 'fuzz' > $$@
 $(1)/gen/rules_builtin.c: $(PACKS) tests/tools/embed_rules.sh
 	@mkdir -p $$(dir $$@)
 	sh tests/tools/embed_rules.sh $(PACKS) > $$@

@@ -122,37 +122,6 @@ static int status_of(struct iq_str v)
 	return v.n == 3 && x >= 100 ? (int)x : 0;
 }
 
-static int two(const char *p, int *v)
-{
-	if (p[0] < '0' || p[0] > '9' || p[1] < '0' || p[1] > '9')
-		return -1;
-	*v = (p[0] - '0') * 10 + (p[1] - '0');
-	return 0;
-}
-
-/* $time_local, "01/May/2024:12:00:00 +0300" (26 bytes at p), into UTC ns. */
-static int time_local(const char *p, int64_t *out)
-{
-	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
-	int d, mon = 0, yh, yl, h, mi, s, oh, om;
-	if (two(p, &d) || p[2] != '/' || p[6] != '/' || two(p + 7, &yh) ||
-	    two(p + 9, &yl) || p[11] != ':' || two(p + 12, &h) || p[14] != ':' ||
-	    two(p + 15, &mi) || p[17] != ':' || two(p + 18, &s) || p[20] != ' ' ||
-	    (p[21] != '+' && p[21] != '-') || two(p + 22, &oh) || two(p + 24, &om))
-		return -1;
-	for (int m = 0; m < 12; m++)
-		if (memcmp(p + 3, months + 3 * m, 3) == 0)
-			mon = m + 1;
-	if (!mon || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || oh > 23 || om > 59)
-		return -1;
-	int64_t off = ((int64_t)oh * 3600 + om * 60) * IQ_NS_PER_SEC;
-	int64_t t = iq_time_make(yh * 100 + yl, mon, d, h, mi, s, 0);
-	if (t == IQ_TIME_NONE)
-		return -1; /* a year int64 nanoseconds cannot hold */
-	*out = t - (p[21] == '+' ? off : -off);
-	return 0;
-}
-
 /* "$request": "GET /v1/completions HTTP/1.1" into method, path, proto.
  * Anything else (TLS bytes, "-", a scanner's junk) fills nothing. */
 static void request(struct iq_str rq, struct iq_http *h)
@@ -305,7 +274,7 @@ static int parse_line(const char *s, size_t n, struct iq_record *r, int *has_tai
 		return -1;
 	skip_sp(&c);
 	if (c.i + 28 > n || s[c.i] != '[' || s[c.i + 27] != ']' ||
-	    time_local(s + c.i + 1, &r->ts) != 0)
+	    iq_parse_clf(s + c.i + 1, n - c.i - 1, &r->ts) != 0)
 		return -1;
 	r->ts_how = IQ_TS_EXPLICIT;
 	r->ts_raw = iq_str_make(s + c.i + 1, 26);

@@ -300,6 +300,9 @@ int iq_head_line(const char *head, size_t n, size_t *pos, int take_cut, struct i
  * the time (wall clock, as UTC) and returns the bytes read, or 0 when s
  * does not start with one or the date does not exist. */
 size_t iq_parse_ctime(const char *s, size_t n, int64_t *out);
+/* The Common Log Format's time, "01/May/2024:12:00:00 +0300" (26 bytes at
+ * p, n available), into UTC ns in *out: 0, or -1 when p holds none. */
+int iq_parse_clf(const char *p, size_t n, int64_t *out);
 /* Decodes a JSON string body (between the quotes, escapes included) into
  * out; invalid escapes are kept as written. Returns 0 or IQ_ERR_NOMEM. */
 int iq_json_unescape(struct iq_buf *out, const char *s, size_t n);

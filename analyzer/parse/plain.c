@@ -83,6 +83,12 @@ static int bracketed_time(const char *s, size_t n, int64_t *ts, struct iq_str *r
 {
 	if (n < 12 || (s[0] != '[' && s[0] != '"'))
 		return -1;
+	/* the Common Log Format's, as Tomcat-based access logs open with it:
+	 * "[03/Oct/2022:09:00:01 +0000] admin GET ..." */
+	if (s[0] == '[' && n >= 28 && s[27] == ']' && iq_parse_clf(s + 1, n - 1, ts) == 0) {
+		*raw = iq_str_make(s + 1, 26);
+		return 1;
+	}
 	size_t used = 0;
 	int z = iq_time_parse_iso(s + 1, n - 1, ts, &used);
 	if (z < 0)
@@ -96,6 +102,17 @@ static int bracketed_time(const char *s, size_t n, int64_t *ts, struct iq_str *r
 		return -1;
 	*raw = iq_str_make(s + 1, used);
 	return z;
+}
+
+/* The C library's ctime date opening the line, "Wed Aug 11 05:51:02 2021
+ * [176] <notice> ..." (no zone). */
+static int ctime_time(const char *s, size_t n, int64_t *ts, struct iq_str *raw)
+{
+	size_t used = iq_parse_ctime(s, n, ts);
+	if (!used || (used < n && s[used] != ' '))
+		return -1;
+	*raw = iq_str_make(s, used);
+	return 0;
 }
 
 /* logfmt's time key (logrus: time="2021-09-15T21:17:10.220731Z" level=...,
@@ -148,7 +165,8 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		if ((o && (z = iq_time_parse_iso(s + o, n - o, &l.ts, &used)) >= 0))
 			l.ts_raw = iq_str_make(s + o, used);
 		else if ((z = iq_json_line_time(s + o, n - o, &l.ts, &l.ts_raw)) < 0 &&
-			 (z = bracketed_time(s + o, n - o, &l.ts, &l.ts_raw)) < 0)
+			 (z = bracketed_time(s + o, n - o, &l.ts, &l.ts_raw)) < 0 &&
+			 (z = ctime_time(s + o, n - o, &l.ts, &l.ts_raw)) < 0)
 			z = logfmt_time(s + o, n - o, &l.ts, &l.ts_raw);
 		if (z >= 0)
 			l.how = z ? IQ_TS_EXPLICIT : iq_time_local(&l.ts);

@@ -128,7 +128,8 @@ int iq_json_plain_in(const char *dec, size_t dn, const char *raw, size_t rn)
 int iq_json_line_time(const char *s, size_t n, int64_t *ts, struct iq_str *raw)
 {
 	static const char *const keys[] = {"\"ts\"", "\"time\"", "\"timestamp\"", "\"@timestamp\"",
-					   "\"datetime\"", "\"asctime\"", "\"t\""};
+					   "\"datetime\"", "\"asctime\"", "\"t\"", "\"timeStamp\"",
+					   "\"Timestamp\"", "\"@t\"", "\"eventTime\""};
 	if (n < 2 || s[0] != '{')
 		return -1;
 	size_t lim = n < 600 ? n : 600;
@@ -394,6 +395,28 @@ static int two_digits(const char *s, int *v)
 	if (s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9')
 		return -1;
 	*v = (s[0] - '0') * 10 + (s[1] - '0');
+	return 0;
+}
+
+int iq_parse_clf(const char *p, size_t n, int64_t *out)
+{
+	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	int d, mon = 0, yh, yl, h, mi, s, oh, om;
+	if (n < 26 || two_digits(p, &d) || p[2] != '/' || p[6] != '/' || two_digits(p + 7, &yh) ||
+	    two_digits(p + 9, &yl) || p[11] != ':' || two_digits(p + 12, &h) || p[14] != ':' ||
+	    two_digits(p + 15, &mi) || p[17] != ':' || two_digits(p + 18, &s) || p[20] != ' ' ||
+	    (p[21] != '+' && p[21] != '-') || two_digits(p + 22, &oh) || two_digits(p + 24, &om))
+		return -1;
+	for (int m = 0; m < 12; m++)
+		if (memcmp(p + 3, months + 3 * m, 3) == 0)
+			mon = m + 1;
+	if (!mon || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || oh > 23 || om > 59)
+		return -1;
+	int64_t off = ((int64_t)oh * 3600 + om * 60) * IQ_NS_PER_SEC;
+	int64_t t = iq_time_make(yh * 100 + yl, mon, d, h, mi, s, 0);
+	if (t == IQ_TIME_NONE)
+		return -1; /* a year int64 nanoseconds cannot hold */
+	*out = t - (p[21] == '+' ? off : -off);
 	return 0;
 }
 

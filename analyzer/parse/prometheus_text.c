@@ -1,7 +1,8 @@
 /* prometheus_text.c: the Prometheus text exposition format (0.0.4, and the
  * OpenMetrics spellings that matter), as scraped from dcgm-exporter or any
  * exporter, one scrape or several concatenated. The DCGM GPU metrics of
- * one scrape are grouped by GPU (or MIG instance) into one IQ_KIND_GPU
+ * one scrape (or nvidia_gpu_exporter's nvidia_smi_* gauges of the same
+ * fields) are grouped by GPU (or MIG instance) into one IQ_KIND_GPU
  * record per GPU per scrape; a serving engine's queue and KV-cache gauges
  * (vLLM in all its metric spellings, SGLang, TGI: engine_stats.c) into one
  * IQ_KIND_LOG record per engine per scrape, whose text says them as vLLM
@@ -68,7 +69,7 @@ static const struct {
 	enum lab l;
 	int rank;
 } labels[] = {
-	{"gpu", L_GPU, 0}, {"UUID", L_UUID, 0}, {"device", L_DEVICE, 0},
+	{"gpu", L_GPU, 0}, {"UUID", L_UUID, 0}, {"uuid", L_UUID, 1}, {"device", L_DEVICE, 0},
 	{"pci_bus_id", L_PCI, 0}, {"modelName", L_MODEL, 0},
 	{"Hostname", L_HOST, 0}, {"hostname", L_HOST, 1},
 	{"exported_pod", L_POD, 0}, {"pod", L_POD, 1}, {"pod_name", L_POD, 2},
@@ -88,6 +89,7 @@ enum fam { FAM_GPU, FAM_ENGINE };
 /* One GPU's samples in one scrape (or at one timestamp). */
 struct group {
 	long first;             /* line of its first sample */
+	int smi;                /* nvidia_gpu_exporter's metrics, not DCGM's */
 	long nlines;            /* sample lines consumed */
 	int64_t ts;             /* IQ_TIME_NONE: untimestamped scrape */
 	char ts_raw[TS_RAW_MAX];
@@ -355,8 +357,39 @@ static int is_metadata(const char *s, size_t n)
 	return 0;
 }
 
-static int met_of(struct iq_str name)
+/* nvidia_gpu_exporter's names for the same fields (nvidia-smi's
+ * --query-gpu columns as metrics: bytes and 0..1 ratios), each with the
+ * factor to DCGM's units (MiB, percent). */
+static const struct {
+	const char *name;
+	enum met m;
+	double scale;
+} smi_names[] = {
+	{"nvidia_smi_memory_used_bytes", M_FB_USED, 1.0 / 1048576},
+	{"nvidia_smi_memory_free_bytes", M_FB_FREE, 1.0 / 1048576},
+	{"nvidia_smi_memory_reserved_bytes", M_FB_RESERVED, 1.0 / 1048576},
+	{"nvidia_smi_memory_total_bytes", M_FB_TOTAL, 1.0 / 1048576},
+	{"nvidia_smi_utilization_gpu_ratio", M_GPU_UTIL, 100},
+	{"nvidia_smi_utilization_memory_ratio", M_MEM_COPY_UTIL, 100},
+	{"nvidia_smi_temperature_gpu", M_GPU_TEMP, 1},
+	{"nvidia_smi_power_draw_watts", M_POWER, 1},
+};
+
+/* The DCGM field a metric is, with the factor to its unit in *scale and
+ * whether it is nvidia_gpu_exporter's in *smi; -1 for any other metric. */
+static int met_of(struct iq_str name, double *scale, int *smi)
 {
+	*scale = 1;
+	*smi = 0;
+	if (name.n >= 11 && memcmp(name.p, "nvidia_smi_", 11) == 0) {
+		for (size_t k = 0; k < IQ_ARRAY_LEN(smi_names); k++)
+			if (str_is(name, smi_names[k].name)) {
+				*scale = smi_names[k].scale;
+				*smi = 1;
+				return (int)smi_names[k].m;
+			}
+		return -1;
+	}
 	if (name.n < 12 || memcmp(name.p, "DCGM_FI_DEV_", 12) != 0)
 		return -1;
 	for (int m = 0; m < M_COUNT; m++)
@@ -558,7 +591,7 @@ static int emit(struct prom *p, const struct iq_parse_ctx *ctx, size_t gi)
 
 	/* "DCGM gpu 0 GPU-...: FB_USED=... FB_FREE=..." */
 	iq_buf_reset(&p->text);
-	rc |= iq_buf_adds(&p->text, "DCGM gpu");
+	rc |= iq_buf_adds(&p->text, g->smi ? "nvidia-smi gpu" : "DCGM gpu");
 	if (idx.n)
 		rc |= iq_buf_addc(&p->text, ' ') | iq_buf_add(&p->text, idx.p, idx.n);
 	if (u->uuid.n)
@@ -675,10 +708,11 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		ctx->sink.skip(ctx->sink.u, lineno, 1, "malformed sample", s, n);
 		return 0;
 	}
-	int m = met_of(sm.name);
+	double scale = 1;
+	int smi = 0;
+	int m = met_of(sm.name, &scale, &smi);
 	enum fam fam = FAM_GPU;
 	enum iq_es es;
-	double scale = 1;
 	const char *engine = NULL;
 	if (m < 0 && iq_es_of_metric(sm.name.p, sm.name.n, &es, &scale, &engine)) {
 		fam = FAM_ENGINE;
@@ -726,7 +760,8 @@ static int line(void *st, const struct iq_parse_ctx *ctx, long lineno, const cha
 		g->es.v[m] = sm.value * scale;
 		g->engine = engine;
 	} else {
-		g->v[m] = sm.value;
+		g->v[m] = sm.value * scale;
+		g->smi |= smi;
 	}
 	g->nlines++;
 	return 0;

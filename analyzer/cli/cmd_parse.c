@@ -1,5 +1,5 @@
 /* cmd_parse.c: `inquest parse [--format NAME] [--path P] [--mtime T|none]
- * FILE`: the records one format makes of a plain file, one JSON object a
+ * FILE`: the records one format makes of a file (decompressed), one JSON object a
  * line; the file's date (for years not written) is its mtime unless
  * --mtime says. The parser table tests (fixtures/lines/<format>/) compare
  * this output. */
@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../bundle/bundle.h"
 #include "../parse/parse.h"
 #include "cli.h"
 
@@ -258,6 +259,82 @@ static ssize_t read_file(void *src, void *buf, size_t n, struct iq_diag *d)
 	return (ssize_t)got;
 }
 
+static ssize_t read_member(void *src, void *buf, size_t n, struct iq_diag *d)
+{
+	return iq_member_read(src, buf, n, d);
+}
+
+/* A compressed file (gzip, zstd, xz, bzip2 by their first bytes) is
+ * parsed decompressed, as analyze reads it. */
+static int compressed(FILE *f)
+{
+	unsigned char m[6] = {0};
+	size_t n = fread(m, 1, sizeof m, f);
+	rewind(f);
+	return (n >= 2 && m[0] == 0x1f && m[1] == 0x8b) ||
+	       (n >= 4 && memcmp(m, "\x28\xb5\x2f\xfd", 4) == 0) ||
+	       (n >= 6 && memcmp(m, "\xfd" "7zXZ\x00", 6) == 0) ||
+	       (n >= 3 && memcmp(m, "BZh", 3) == 0);
+}
+
+struct parse_job {
+	const struct iq_format *forced;
+	const char *pathhint, *mtime_arg;
+	int64_t mtime;
+	long members;
+	int rc;
+	struct iq_diag d;
+};
+
+/* Parses one source: its first bytes in head, the rest through rd. */
+static int parse_one(struct parse_job *j, const char *file, const char *path, int64_t mtime, char *head, size_t n,
+		     iq_read_fn rd, void *src)
+{
+	const struct iq_format *format = j->forced;
+	char why[256];
+	if (!format) {
+		format = iq_sniff(path, head, n, why, sizeof why);
+		if (!format)
+			format = iq_format_find("plain");
+	}
+	struct iq_parse_ctx ctx = {.path = path, .mtime = mtime};
+	iq_path_ident(path, &ctx.file_id);
+	ctx.sink.record = on_record;
+	ctx.sink.skip = on_skip;
+	struct iq_file_stats st;
+	int rc = iq_parse_run(format, &ctx, head, n, rd, src, &st, &j->d);
+	if (rc) {
+		iq_errorf("%s: %s", file, j->d.msg);
+		return iq_exit_of(rc);
+	}
+	fprintf(stderr, "%s: format %s, %ld lines read, %ld parsed, %ld skipped, %ld records\n",
+		file, format->name, st.lines_read, st.lines_parsed, st.lines_skipped, st.records);
+	return IQ_EXIT_OK;
+}
+
+static int count_member(struct iq_member *m, void *u)
+{
+	IQ_UNUSED(m);
+	return ++((struct parse_job *)u)->members > 1;
+}
+
+static int parse_member(struct iq_member *m, void *u)
+{
+	struct parse_job *j = u;
+	char *head = iq_xmalloc(IQ_HEAD_BYTES);
+	size_t n = 0;
+	while (n < IQ_HEAD_BYTES) {
+		ssize_t got = iq_member_read(m, head + n, IQ_HEAD_BYTES - n, &j->d);
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	int64_t mt = j->mtime_arg ? j->mtime : m->mtime;
+	j->rc = parse_one(j, m->path, j->pathhint ? j->pathhint : m->path, mt, head, n, read_member, m);
+	free(head);
+	return 0;
+}
+
 int iq_cmd_parse(const struct iq_args *a)
 {
 	const char *fmt = iq_arg(a, "--format"), *file = a->pos[0], *pathhint = iq_arg(a, "--path");
@@ -282,38 +359,40 @@ int iq_cmd_parse(const struct iq_args *a)
 		iq_errorf("cannot open '%s': %s", file, strerror(errno));
 		return IQ_EXIT_INPUT;
 	}
+	struct parse_job j = {.forced = fmt ? iq_format_find(fmt) : NULL, .pathhint = pathhint, .mtime_arg = mtime,
+			      .mtime = mt};
+	if (f != stdin && compressed(f)) {
+		/* decompressed by the bundle walker, as analyze reads it: one
+		 * file, not an archive of several */
+		fclose(f);
+		struct iq_walk_opts o = {.path_as_given = 1, .u = &j};
+		int rc = iq_bundle_walk(file, &o, count_member, &j.d);
+		if ((rc && j.members <= 1) || j.members == 0) {
+			iq_errorf("%s: %s", file, rc ? j.d.msg : "no file in it");
+			return IQ_EXIT_INPUT;
+		}
+		if (j.members > 1) {
+			iq_errorf("%s: an archive of several files: parse takes one (inquest sniff lists its members; "
+				  "inquest analyze reads them all)", file);
+			return IQ_EXIT_USAGE;
+		}
+		j.members = 0;
+		if ((rc = iq_bundle_walk(file, &o, parse_member, &j.d)) != 0) {
+			iq_errorf("%s: %s", file, j.d.msg);
+			return IQ_EXIT_INPUT;
+		}
+		return j.rc;
+	}
 	char *head = iq_xmalloc(IQ_HEAD_BYTES);
 	size_t n = fread(head, 1, IQ_HEAD_BYTES, f);
-	const char *path = pathhint ? pathhint : file;
-	const struct iq_format *format;
-	char why[256];
-	if (fmt) {
-		format = iq_format_find(fmt);
-	} else {
-		format = iq_sniff(path, head, n, why, sizeof why);
-		if (!format)
-			format = iq_format_find("plain");
-	}
 	/* the file's date is its mtime, as a bundle member's is, unless given
 	 * (--mtime none: no date) */
-	struct iq_parse_ctx ctx = {.path = path, .mtime = mt};
 	struct stat sb;
 	if (!mtime && f != stdin && fstat(fileno(f), &sb) == 0)
-		ctx.mtime = (int64_t)sb.st_mtim.tv_sec * IQ_NS_PER_SEC + sb.st_mtim.tv_nsec;
-	iq_path_ident(path, &ctx.file_id);
-	ctx.sink.record = on_record;
-	ctx.sink.skip = on_skip;
-	struct iq_file_stats st;
-	struct iq_diag d = {{0}};
-	int rc = iq_parse_run(format, &ctx, head, n, read_file, f, &st, &d);
+		mt = (int64_t)sb.st_mtim.tv_sec * IQ_NS_PER_SEC + sb.st_mtim.tv_nsec;
+	int rc = parse_one(&j, file, pathhint ? pathhint : file, mt, head, n, read_file, f);
 	free(head);
 	if (f != stdin)
 		fclose(f);
-	if (rc) {
-		iq_errorf("%s: %s", file, d.msg);
-		return iq_exit_of(rc);
-	}
-	fprintf(stderr, "%s: format %s, %ld lines read, %ld parsed, %ld skipped, %ld records\n",
-		file, format->name, st.lines_read, st.lines_parsed, st.lines_skipped, st.records);
-	return IQ_EXIT_OK;
+	return rc;
 }

@@ -282,8 +282,9 @@ static const struct iq_command commands[] = {
 	 "hint, so a log renamed to x.txt is still recognised."},
 	{"parse", iq_cmd_parse, "FILE", 1, 1, IQ_ARGS_FILES, NULL, parse_opts,
 	 "the records a format makes of a file",
-	 "Print the records one format makes of a plain file ('-' is stdin), one JSON object a line, "
-	 "and on stderr the line accounting (for rule authors and the parser table tests)."},
+	 "Print the records one format makes of a file ('-' is stdin; a gzip, zstd, xz or bzip2 file is "
+	 "read decompressed, as analyze reads it), one JSON object a line, and on stderr the line "
+	 "accounting (for rule authors and the parser table tests)."},
 	{"rules", NULL, "list|lint|test|explain|match ...", 1, -1, IQ_ARGS_NONE, NULL, no_opts,
 	 "the rule packs: list, lint, test, explain, match",
 	 "The rule packs. PACK is a pack file or a folder of packs (rules/README.md); without one "

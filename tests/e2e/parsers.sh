@@ -135,5 +135,22 @@ printf '%s\tkernel\n' "$tmp/sn/a/messages" "$tmp/sn/b/messages" "$tmp/sn/ab.tar!
 if diff -u "$tmp/sn.want" "$tmp/sn.got"; then pass=$((pass+1)); else
   echo "FAIL sniff: paths not as given"; fail=$((fail+1)); fi
 
+# A compressed file is parsed decompressed, as analyze reads it (gzip and
+# zstd by their first bytes, whatever the name); an archive of several
+# files is refused with what to use instead.
+for z in "gzip -c" "zstd -q -c"; do
+  command -v ${z%% *} >/dev/null 2>&1 || continue
+  $z fixtures/lines/haproxy/httplog.log > "$tmp/httplog.log.z"
+  "$bin" parse --mtime none --path haproxy.log "$tmp/httplog.log.z" \
+    >"$tmp/z.out" 2>"$tmp/z.err"
+  "$bin" parse --mtime none --path haproxy.log fixtures/lines/haproxy/httplog.log \
+    >"$tmp/p.out" 2>/dev/null
+  if cmp -s "$tmp/z.out" "$tmp/p.out" && grep -q ": format haproxy, " "$tmp/z.err"; then pass=$((pass+1)); else
+    echo "FAIL parse of a ${z%% *} file: $(cat "$tmp/z.err")"; fail=$((fail+1)); fi
+done
+"$bin" parse fixtures/sample/sample-bundle.tar.gz >"$tmp/a.out" 2>"$tmp/a.err"; rc=$?
+if [ $rc -eq 2 ] && [ ! -s "$tmp/a.out" ] && grep -q "an archive of several files: parse takes one" "$tmp/a.err"; then
+  pass=$((pass+1)); else echo "FAIL parse of an archive: exit $rc: $(cat "$tmp/a.err")"; fail=$((fail+1)); fi
+
 echo "parsers: $pass passed, $fail failed"
 [ $fail -eq 0 ]
